@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+/* sparkops status — the real headroom, in one screen or one JSON object. */
+#include "cmd/cli.h"
+#include "out/sample_json.h"
+#include "out/spark.h"
+#include "probe/probe.h"
+#include "util/fileio.h"
+#include "util/msg.h"
+#include "util/paths.h"
+#include "util/units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char help[] =
+	"usage: sparkops status [--json] [--reserve SIZE] [--procfs DIR] [--sysfs DIR]\n"
+	"\n"
+	"One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
+	"thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
+	"(inference servers and trainers) competing for the pool.\n"
+	"\n"
+	"options:\n"
+	"      --json           one JSON object (stable keys, null for unknown + reason)\n"
+	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
+	"      --min-rss SIZE   also list unrecognised processes above SIZE (default 2GiB)\n"
+	SP_COMMON_HELP
+	"\n"
+	"environment: SPARKOPS_NVML_LIB=PATH loads that NVML library instead of libnvidia-ml.so.1\n"
+	"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, USB-PD safety\n"
+	"      mode), 2 usage error or /proc/meminfo unreadable\n";
+
+/* ---- the verdict ----------------------------------------------------------- */
+
+#define TROUBLE_BUDGET (1ULL << 30)
+#define TROUBLE_PSI_FULL 10.0
+
+struct verdict {
+	bool trouble;
+	char line[512];
+};
+
+static void vappend(char *buf, size_t n, const char *sep, const char *txt)
+{
+	size_t l = strlen(buf);
+	snprintf(buf + l, n - l, "%s%s", l ? sep : "", txt);
+}
+
+static void judge(const struct sp_sample *s, const struct sp_spark *k, struct verdict *v)
+{
+	char g1[32], g2[32], t[160];
+	v->trouble = false;
+	v->line[0] = 0;
+	if (!sp_ok(s->budget.now.why)) {
+		snprintf(v->line, sizeof v->line, "the pool cannot be read (/proc/meminfo %s)",
+			 sp_why_text(s->mem.why));
+		v->trouble = true;
+		return;
+	}
+	if (sp_ok(s->budget.after_flush.why))
+		snprintf(t, sizeof t, "%s for a new job now, %s after a cache flush",
+			 sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v),
+			 sp_fmt_gib(g2, sizeof g2, (double)s->budget.after_flush.v));
+	else
+		snprintf(t, sizeof t, "%s for a new job now", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
+	vappend(v->line, sizeof v->line, "; ", t);
+	if (s->budget.now.v < TROUBLE_BUDGET) {
+		v->trouble = true;
+		vappend(v->line, sizeof v->line, "; ", "TROUBLE: under 1 GiB free, a new allocation can wedge the machine");
+	}
+	const struct sp_psi *pm = &s->psi[SP_PSI_MEMORY];
+	if (pm->why == SP_OK && pm->full.ok && pm->full.avg10 >= TROUBLE_PSI_FULL) {
+		v->trouble = true;
+		snprintf(t, sizeof t, "TROUBLE: memory pressure (PSI full %.1f%%)", pm->full.avg10);
+		vappend(v->line, sizeof v->line, "; ", t);
+	}
+	if (k->usb_pd_safety) {
+		v->trouble = true;
+		vappend(v->line, sizeof v->line, "; ",
+			"TROUBLE: PL1 capped at 20 W (USB-PD safety mode: wrong or weak power adapter)");
+	}
+	for (int i = 0; i < s->ngpu; i++) {
+		const struct sp_gpu *g = &s->gpus[i];
+		if (g->temp_c.why == SP_GPU_LOST) {
+			v->trouble = true;
+			snprintf(t, sizeof t, "TROUBLE: GPU %u is lost", g->index);
+			vappend(v->line, sizeof v->line, "; ", t);
+			continue;
+		}
+		if (sp_ok(g->reasons.why) &&
+		    (g->reasons.v & (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN))) {
+			snprintf(t, sizeof t, "GPU %u thermal slowdown active", g->index);
+			vappend(v->line, sizeof v->line, "; ", t);
+		} else if (sp_ok(g->reasons.why) && (g->reasons.v & SP_REASON_SW_POWER_CAP)) {
+			snprintf(t, sizeof t, "GPU %u power capped", g->index);
+			vappend(v->line, sizeof v->line, "; ", t);
+		}
+	}
+	if (k->at_pl1_cap)
+		vappend(v->line, sizeof v->line, "; ", "PL1 at its cap (the platform's sustained power limit)");
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static json_t *claims_json(const struct sp_sample *s)
+{
+	json_t *o = json_object();
+	json_t *a = json_array();
+	for (int i = 0; i < s->ngpu; i++) {
+		const struct sp_gpu *g = &s->gpus[i];
+		json_t *c = json_object();
+		json_object_set_new(c, "gpu", json_integer(g->index));
+		json_object_set_new(c, "status", json_string(sp_why_key(g->mem_total.why)));
+		json_object_set_new(c, "nvidia_smi_memory_used",
+				    sp_ok(g->mem_used.why) ? json_integer((json_int_t)g->mem_used.v)
+							    : json_string(g->mem_total.why == SP_NOT_SUPPORTED
+										  ? "[N/A]"
+										  : sp_why_key(g->mem_total.why)));
+		json_array_append_new(a, c);
+	}
+	json_object_set_new(o, "nvml_memory", a);
+	/* cudaMemGetInfo on a UMA part counts what the allocator can get without
+	 * reclaiming page cache: about MemFree. */
+	if (sp_sample_is_uma(s) && s->mem.why == SP_OK)
+		json_object_set_new(o, "cuda_free_estimate_bytes", json_integer((json_int_t)s->mem.v[SP_MI_FREE]));
+	else
+		json_object_set_new(o, "cuda_free_estimate_bytes", json_null());
+	if (s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_AVAILABLE))
+		json_object_set_new(o, "free_available_bytes", json_integer((json_int_t)s->mem.v[SP_MI_AVAILABLE]));
+	else
+		json_object_set_new(o, "free_available_bytes", json_null());
+	return o;
+}
+
+static int print_json(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
+	json_object_set_new(root, "time_unix", json_real(round(s->wall * 1000.0) / 1000.0));
+	json_object_set_new(root, "pool", sp_json_pool(s));
+	json_object_set_new(root, "budget", sp_json_budget(s));
+	json_object_set_new(root, "cgroup", sp_json_cgroup(s));
+	json_object_set_new(root, "psi", sp_json_psi(s));
+	json_object_set_new(root, "gpu_status", json_string(sp_why_key(s->gpu_status)));
+	json_object_set_new(root, "gpu_status_detail", s->gpu_detail[0] ? json_string(s->gpu_detail) : json_null());
+	json_object_set_new(root, "gpus", sp_json_gpus(s));
+	json_object_set_new(root, "claims", claims_json(s));
+	json_object_set_new(root, "thermal_zones", sp_json_thermal(s));
+	json_object_set_new(root, "hwmon", sp_json_hwmon(s));
+	json_object_set_new(root, "spark", sp_json_spark(s));
+	json_object_set_new(root, "processes", sp_json_procs(s));
+	json_object_set_new(root, "trouble", json_boolean(v->trouble));
+	json_object_set_new(root, "verdict", json_string(v->line));
+	(void)k;
+	int r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	fputc('\n', stdout);
+	json_decref(root);
+	return r;
+}
+
+/* ---- human output ------------------------------------------------------------ */
+
+struct style {
+	const char *bold, *dim, *red, *yellow, *off;
+};
+
+static void print_mem_row(const char *label, const struct sp_meminfo *m, enum sp_mi k, const char *note)
+{
+	char b[32];
+	if (m->why == SP_OK && sp_mi_has(m, k))
+		printf("  %-13s %10s   %s\n", label, sp_fmt_gib(b, sizeof b, (double)m->v[k]), note);
+	else
+		printf("  %-13s %10s   %s\n", label, "unknown", "not in /proc/meminfo");
+}
+
+static const char *u64_or(char *buf, size_t n, struct sp_u64 f, int decimals, const char *unit, double scale)
+{
+	if (!sp_ok(f.why)) {
+		snprintf(buf, n, "%s", f.why == SP_NOT_SUPPORTED ? "N/A" : sp_why_key(f.why));
+		return buf;
+	}
+	snprintf(buf, n, "%.*f%s", decimals, (double)f.v / scale, unit);
+	return buf;
+}
+
+static void print_human(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v,
+			const struct style *st)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	const struct sp_meminfo *m = &s->mem;
+	bool uma = sp_sample_is_uma(s);
+	char host[64] = "", hp[600];
+	sp_proc_path(hp, sizeof hp, "sys/kernel/hostname");
+	if (sp_read_line(hp, host, sizeof host) < 0)
+		gethostname(host, sizeof host - 1);
+
+	printf("%ssparkops status%s  %s%s\n", st->bold, st->off, host,
+	       uma ? "  (unified memory: CPU and GPU share one pool)" : "");
+	printf("\n%sPOOL%s", st->bold, st->off);
+	if (m->why == SP_OK)
+		printf("  %s total\n", sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_TOTAL]));
+	else
+		printf("  unknown: /proc/meminfo %s\n", sp_why_text(m->why));
+	if (m->why == SP_OK) {
+		print_mem_row("free", m, SP_MI_FREE, "MemFree: usable now without reclaim");
+		print_mem_row("available", m, SP_MI_AVAILABLE, "MemAvailable: counts cache the kernel may drop");
+		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED))
+			printf("  %-13s %10s   Buffers+Cached (%s of it shmem)\n", "page cache",
+			       sp_fmt_gib(b4, sizeof b4, (double)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED])),
+			       sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_SHMEM]));
+		else
+			printf("  %-13s %10s   Buffers/Cached missing or garbled in /proc/meminfo\n", "page cache", "unknown");
+		if (sp_mi_has(m, SP_MI_SWAP_TOTAL) && m->v[SP_MI_SWAP_TOTAL] > 0)
+			printf("  %-13s %10s   of %s swap used\n", "swap",
+			       sp_fmt_gib(b1, sizeof b1, (double)(m->v[SP_MI_SWAP_TOTAL] - m->v[SP_MI_SWAP_FREE])),
+			       sp_fmt_gib(b2, sizeof b2, (double)m->v[SP_MI_SWAP_TOTAL]));
+		else
+			printf("  %-13s %10s\n", "swap", "none");
+	}
+	if (s->cg.version) {
+		if (sp_ok(s->cg.limit.why))
+			printf("  %-13s %10s   cgroup v%d limit on %s (%s used)\n", "cgroup",
+			       sp_fmt_gib(b1, sizeof b1, (double)s->cg.limit.v), s->cg.version, s->cg.path,
+			       sp_ok(s->cg.usage.why) ? sp_fmt_gib(b2, sizeof b2, (double)s->cg.usage.v) : "?");
+		else
+			printf("  %-13s %10s   cgroup v%d %s\n", "cgroup", "no limit", s->cg.version, s->cg.path);
+		if (sp_ok(s->cg.oom_kill.why) && s->cg.oom_kill.v > 0)
+			printf("  %s%-13s %10llu   processes killed by the cgroup OOM killer%s\n", st->red, "oom kills",
+			       (unsigned long long)s->cg.oom_kill.v, st->off);
+	}
+
+	printf("\n%sBUDGET%s  what a new job can count on (reserve %s for the OS and driver)\n", st->bold, st->off,
+	       sp_fmt_gib(b1, sizeof b1, (double)s->budget.reserve));
+	if (sp_ok(s->budget.now.why)) {
+		printf("  %-13s %s%10s%s   %s\n", "now", st->bold, sp_fmt_gib(b1, sizeof b1, (double)s->budget.now.v),
+		       st->off, s->budget.cgroup_bound ? "cgroup headroom (tighter than the machine)" : "MemFree - reserve");
+		if (sp_ok(s->budget.after_flush.why))
+			printf("  %-13s %10s   + %s a flush gives back (sync; echo 3 > /proc/sys/vm/drop_caches, root)\n",
+			       "after flush", sp_fmt_gib(b2, sizeof b2, (double)s->budget.after_flush.v),
+			       sp_fmt_gib(b3, sizeof b3, (double)s->budget.reclaimable.v));
+		else
+			printf("  %-13s %10s   page cache size not readable\n", "after flush", "unknown");
+	} else {
+		printf("  unknown\n");
+	}
+
+	/* what the usual tools would have said */
+	if (s->ngpu > 0 || m->why == SP_OK) {
+		printf("\n%sWHAT OTHER TOOLS CLAIM%s\n", st->bold, st->off);
+		for (int i = 0; i < s->ngpu; i++) {
+			const struct sp_gpu *g = &s->gpus[i];
+			if (sp_ok(g->mem_total.why))
+				printf("  %-26s %s used of %s (%s free)\n", "nvidia-smi memory",
+				       sp_fmt_gib(b1, sizeof b1, (double)g->mem_used.v),
+				       sp_fmt_gib(b2, sizeof b2, (double)g->mem_total.v),
+				       sp_fmt_gib(b3, sizeof b3, (double)g->mem_free.v));
+			else
+				printf("  %-26s %s%s%s (NVML: %s)\n", "nvidia-smi memory", st->yellow,
+				       g->mem_total.why == SP_NOT_SUPPORTED ? "Not Supported / [N/A]" : "unavailable",
+				       st->off, sp_why_text(g->mem_total.why));
+		}
+		if (uma && m->why == SP_OK)
+			printf("  %-26s ~%s (excludes page cache; vLLM's start-up check uses it)\n", "cudaMemGetInfo free",
+			       sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_FREE]));
+		if (m->why == SP_OK && sp_mi_has(m, SP_MI_AVAILABLE))
+			printf("  %-26s %s (counts droppable cache, no reserve)\n", "free -g available",
+			       sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_AVAILABLE]));
+	}
+
+	printf("\n%sGPU%s", st->bold, st->off);
+	if (s->gpu_status != SP_OK) {
+		printf("  %s", sp_why_text(s->gpu_status));
+		if (s->gpu_detail[0])
+			printf(" (%s)", s->gpu_detail);
+		printf("\n");
+	} else {
+		printf("\n");
+	}
+	for (int i = 0; i < s->ngpu; i++) {
+		const struct sp_gpu *g = &s->gpus[i];
+		printf("  %u  %s%s\n", g->index, g->name, g->integrated ? "  (integrated, shares the pool)" : "");
+		char t[32], p[32], pl[32], c[32], cm[32], u[32];
+		printf("     temp %s C  power %s W (limit %s)  SM %s/%s MHz  util %s%%\n",
+		       u64_or(t, sizeof t, g->temp_c, 0, "", 1), u64_or(p, sizeof p, g->power_mw, 1, "", 1e3),
+		       u64_or(pl, sizeof pl, g->power_limit_mw, 0, " W", 1e3),
+		       u64_or(c, sizeof c, g->sm_clock_mhz, 0, "", 1), u64_or(cm, sizeof cm, g->sm_clock_max_mhz, 0, "", 1),
+		       u64_or(u, sizeof u, g->util_gpu_pct, 0, "", 1));
+		if (sp_ok(g->reasons.why)) {
+			printf("     clocks event reasons: ");
+			int n = 0;
+			for (int bit = 0; bit < 64; bit++) {
+				if (!(g->reasons.v >> bit & 1))
+					continue;
+				const char *rn = sp_reason_name(bit);
+				bool hot = (1ULL << bit) & (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL |
+							    SP_REASON_HW_SLOWDOWN | SP_REASON_SW_POWER_CAP |
+							    SP_REASON_HW_POWER_BRAKE);
+				printf("%s%s%s%s", n++ ? ", " : "", hot ? st->yellow : "", rn ? rn : "unknown", hot ? st->off : "");
+			}
+			printf("%s\n", n ? "" : "none");
+		} else {
+			printf("     clocks event reasons: %s\n", sp_why_text(g->reasons.why));
+		}
+		if (sp_ok(g->viol_power_ns.why) || sp_ok(g->viol_thermal_ns.why))
+			printf("     time throttled: power cap %s, thermal %s\n",
+			       sp_ok(g->viol_power_ns.why) ? sp_fmt_duration(b1, sizeof b1, (double)g->viol_power_ns.v / 1e9) : "N/A",
+			       sp_ok(g->viol_thermal_ns.why) ? sp_fmt_duration(b2, sizeof b2, (double)g->viol_thermal_ns.v / 1e9) : "N/A");
+	}
+
+	if (k->present || s->nzones > 0) {
+		printf("\n%sSENSORS%s\n", st->bold, st->off);
+		if (k->die_temp_ok)
+			printf("  %-13s %6.1f C   hottest acpitz zone (tracks the GPU die)\n", "die", k->die_temp_c);
+		if (k->sys_power_ok)
+			printf("  %-13s %6.1f W   spbm sys_total\n", "system power", k->sys_power_w);
+		if (k->soc_power_ok)
+			printf("  %-13s %6.1f W   spbm soc_pkg\n", "SoC power", k->soc_power_w);
+		if (k->pl1_ok && k->pl1_cap_ok)
+			printf("  %-13s %6.1f W   of a %.0f W cap (%.0f%%)%s\n", "PL1 average", k->pl1_w, k->pl1_cap_w, k->pl1_pct,
+			       k->at_pl1_cap ? ": at the sustained limit" : "");
+		if (k->usb_pd_safety)
+			printf("  %s%sPL1 CAP IS 20 W: USB-PD safety mode (wrong or weak adapter); the machine runs at half speed%s\n",
+			       st->bold, st->red, st->off);
+		int shown = 0;
+		for (int i = 0; i < s->nzones && shown < 8; i++) {
+			const struct sp_zone *z = &s->zones[i];
+			if (!shown)
+				printf("  %-13s", "zones");
+			if (sp_ok(z->temp_mc.why))
+				printf(" %s %.0fC", z->type, (double)z->temp_mc.v / 1e3);
+			else
+				printf(" %s (%s)", z->type, sp_why_key(z->temp_mc.why));
+			shown++;
+		}
+		if (shown)
+			printf("%s\n", s->nzones > shown ? " ..." : "");
+	}
+
+	printf("\n%sPRESSURE%s (PSI avg10, some/full)", st->bold, st->off);
+	for (int r = 0; r < SP_PSI_N; r++) {
+		const struct sp_psi *p = &s->psi[r];
+		if (p->why != SP_OK)
+			printf("  %s %s", sp_psi_res_name((enum sp_psi_res)r), sp_why_key(p->why));
+		else if (p->full.ok)
+			printf("  %s %.1f/%.1f%%", sp_psi_res_name((enum sp_psi_res)r), p->some.avg10, p->full.avg10);
+		else
+			printf("  %s %.1f%%", sp_psi_res_name((enum sp_psi_res)r), p->some.avg10);
+	}
+	printf("\n");
+
+	printf("\n%sPROCESSES%s competing for the pool", st->bold, st->off);
+	if (s->nprocs == 0) {
+		printf(": none recognised\n");
+	} else {
+		printf("\n  %7s  %-16s %-14s %10s %10s  %s\n", "PID", "KIND", "NAME", "RSS", "GPU MEM", "CAP");
+		for (int i = 0; i < s->nprocs; i++) {
+			const struct sp_proc *p = &s->procs[i];
+			char cap[96] = "";
+			if (p->has_cap && m->why == SP_OK)
+				snprintf(cap, sizeof cap, "%.2f = %s (%s)", p->cap_frac,
+					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * (double)m->v[SP_MI_TOTAL]),
+					 p->cap_default ? "default: not capped on its command line" : p->cap_flag);
+			printf("  %7d  %-16s %-14s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name,
+			       sp_fmt_gib(b1, sizeof b1, (double)p->rss_bytes),
+			       sp_ok(p->gpu_mem.why) ? sp_fmt_gib(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
+		}
+	}
+	printf("\n%s%sverdict:%s %s\n", st->bold, v->trouble ? st->red : "", st->off, v->line);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "reserve", required_argument, NULL, 'r' },
+		{ "min-rss", required_argument, NULL, 'm' },
+		SP_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sp_read_opts ro;
+	sp_read_opts_init(&ro);
+	bool json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (sp_common_opt(c, optarg))
+			continue;
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			if (sp_parse_size(optarg, &ro.reserve) < 0)
+				sp_usage_error("status", "--reserve: '%s' is not a size (e.g. 4GiB, 512M)", optarg);
+			break;
+		case 'm':
+			if (sp_parse_size(optarg, &ro.proc_min_rss) < 0)
+				sp_usage_error("status", "--min-rss: '%s' is not a size", optarg);
+			break;
+		case 'h':
+			return sp_print_help(help);
+		default:
+			sp_usage_error("status", "unknown option");
+		}
+	}
+	if (optind < argc)
+		sp_usage_error("status", "unexpected argument '%s'", argv[optind]);
+
+	struct sp_sample *s = calloc(1, sizeof *s);
+	if (!s)
+		sp_die(SP_EXIT_IO, "out of memory");
+	sp_sample_read(s, &ro);
+	struct sp_spark k;
+	sp_spark_derive(s, &k);
+	struct verdict v;
+	judge(s, &k, &v);
+
+	if (json) {
+		print_json(s, &k, &v);
+	} else {
+		bool col = sp_color(1);
+		struct style st = { col ? "\033[1m" : "", col ? "\033[2m" : "", col ? "\033[31m" : "",
+				    col ? "\033[33m" : "", col ? "\033[0m" : "" };
+		print_human(s, &k, &v, &st);
+	}
+	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
+	if (s->mem.why != SP_OK)
+		sp_error("cannot read the memory pool: '%s/meminfo' %s", sp_procfs(), sp_why_text(s->mem.why));
+	free(s);
+	return rc;
+}

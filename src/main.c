@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/* sparkops: the subcommand table and the dispatcher (git style). */
+#include "cmd/cli.h"
+#include "probe/probe.h"
+#include "util/msg.h"
+#include "util/paths.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct sp_cmd sp_commands[] = {
+	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ NULL, NULL, NULL },
+};
+
+static const char usage_head[] =
+	"usage: sparkops [--procfs DIR] [--sysfs DIR] COMMAND [OPTIONS]\n"
+	"       sparkops --version | --help\n"
+	"\n"
+	"Memory, planning and thermal truth for unified-memory machines (DGX Spark / GB10).\n"
+	"\n"
+	"commands:\n";
+
+static const char usage_tail[] =
+	"\n"
+	"Run 'sparkops COMMAND --help' for a command's options, 'man sparkops' for all.\n"
+	"exit codes: 0 ok, 1 the answer is no / trouble, 2 usage or input error,\n"
+	"            4 not permitted, 5 writing output failed\n";
+
+static int main_help(FILE *f)
+{
+	fputs(usage_head, f);
+	for (const struct sp_cmd *c = sp_commands; c->name; c++)
+		fprintf(f, "   %-10s %s\n", c->name, c->summary);
+	fputs(usage_tail, f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	/* a closed stdout (`sparkops status | head -1`) ends with EPIPE, not a signal */
+	signal(SIGPIPE, SIG_IGN);
+	sp_roots_apply();
+
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			main_help(stdout);
+			return sp_finish_stdout();
+		}
+		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			printf("sparkops %s\n", SPARKOPS_VERSION);
+			return sp_finish_stdout();
+		}
+		const char *val = NULL;
+		int code = 0;
+		if (strncmp(a, "--procfs", 8) == 0)
+			code = SP_OPT_PROCFS;
+		else if (strncmp(a, "--sysfs", 7) == 0)
+			code = SP_OPT_SYSFS;
+		if (code) {
+			const char *eq = strchr(a, '=');
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				sp_usage_error(NULL, "option '%s' needs a value", a);
+			sp_common_opt(code, val);
+			continue;
+		}
+		sp_usage_error(NULL, "unknown option '%s'", a);
+	}
+	if (i >= argc) {
+		main_help(stderr);
+		return SP_EXIT_USAGE;
+	}
+	const char *name = argv[i];
+	if (strcmp(name, "help") == 0) {
+		if (i + 1 < argc) {
+			char *hv[] = { argv[i + 1], (char *)"--help", NULL };
+			for (const struct sp_cmd *c = sp_commands; c->name; c++)
+				if (strcmp(c->name, argv[i + 1]) == 0)
+					return c->fn(2, hv);
+		}
+		main_help(stdout);
+		return sp_finish_stdout();
+	}
+	for (const struct sp_cmd *c = sp_commands; c->name; c++) {
+		if (strcmp(c->name, name) == 0) {
+			int rc = c->fn(argc - i, argv + i);
+			sp_nvml_release();
+			int out = sp_finish_stdout();
+			return rc ? rc : out;
+		}
+	}
+	sp_error("'%s' is not a sparkops command", name);
+	sp_note("see '%s --help'", sp_progname);
+	return SP_EXIT_USAGE;
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/* NVML through dlopen: a table of function pointers, versioned names first,
+ * optional symbols allowed to be missing. Every reading keeps the driver's
+ * reason when it is not there (GB10 answers NOT_SUPPORTED for memory). */
+#include "probe/nvml_abi.h"
+#include "probe/probe.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+	void *lib;
+	const char *libname;
+	int state; /* 0 not tried, 1 ready, -1 failed */
+	enum sp_why why;
+	char detail[128];
+	nvml_void_fn init, shutdown;
+	nvml_errstr_fn error_string;
+	nvml_count_fn get_count;
+	nvml_handle_fn get_handle;
+	nvml_str_fn get_name, get_uuid;
+	nvml_temp_fn get_temp;
+	nvml_tempv_fn get_tempv;
+	nvml_uint_fn get_power, get_power_limit;
+	nvml_ull_fn get_reasons, get_energy;
+	nvml_clock_fn get_clock, get_max_clock;
+	nvml_util_fn get_util;
+	nvml_mem_fn get_mem;
+	nvml_mem2_fn get_mem2;
+	nvml_procs_fn get_procs;
+	nvml_viol_fn get_viol;
+	nvml_fields_fn get_fields;
+} N;
+
+static char libname_buf[512];
+
+/* First name that resolves wins: versioned names come first. */
+static void *resolve(const char *const *names)
+{
+	for (; *names; names++) {
+		dlerror();
+		void *p = dlsym(N.lib, *names);
+		if (p && !dlerror())
+			return p;
+	}
+	return NULL;
+}
+#define RESOLVE(field, ...) \
+	(N.field = (__typeof__(N.field))resolve((const char *const[]){ __VA_ARGS__, NULL }))
+
+enum sp_why sp_nvml_why(int ret);
+enum sp_why sp_nvml_why(int ret)
+{
+	switch (ret) {
+	case NVML_SUCCESS: return SP_OK;
+	case NVML_ERROR_NOT_SUPPORTED:
+	case NVML_ERROR_FUNCTION_NOT_FOUND: return SP_NOT_SUPPORTED;
+	case NVML_ERROR_NO_PERMISSION: return SP_NO_PERMISSION;
+	case NVML_ERROR_GPU_IS_LOST: return SP_GPU_LOST;
+	case NVML_ERROR_TIMEOUT: return SP_TIMEOUT;
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+	case NVML_ERROR_LIBRARY_NOT_FOUND: return SP_NO_DRIVER;
+	default: return SP_DRIVER_ERROR;
+	}
+}
+
+static const char *errstr(int ret)
+{
+	const char *s = N.error_string ? N.error_string(ret) : NULL;
+	return s ? s : "unknown error";
+}
+
+static int load(void)
+{
+	if (N.state)
+		return N.state;
+	N.state = -1;
+	N.why = SP_NO_DRIVER;
+	const char *env = getenv("SPARKOPS_NVML_LIB");
+	const char *cands[3] = { NULL, NULL, NULL };
+	if (env && *env) {
+		cands[0] = env;
+	} else {
+		cands[0] = "libnvidia-ml.so.1";
+		cands[1] = "libnvidia-ml.so";
+	}
+	for (int i = 0; cands[i] && !N.lib; i++) {
+		N.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+		if (N.lib) {
+			snprintf(libname_buf, sizeof libname_buf, "%s", cands[i]);
+			N.libname = libname_buf;
+		}
+	}
+	if (!N.lib) {
+		const char *e = dlerror();
+		snprintf(N.detail, sizeof N.detail, "%s not found%s%s",
+			 env && *env ? env : "libnvidia-ml.so.1", e && env ? ": " : "", e && env ? e : "");
+		return N.state;
+	}
+	RESOLVE(init, "nvmlInit_v2", "nvmlInit");
+	RESOLVE(shutdown, "nvmlShutdown");
+	RESOLVE(error_string, "nvmlErrorString");
+	RESOLVE(get_count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	RESOLVE(get_handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+	if (!N.init || !N.get_count || !N.get_handle) {
+		snprintf(N.detail, sizeof N.detail, "%s lacks nvmlInit/nvmlDeviceGetCount: not an NVML library",
+			 N.libname);
+		N.why = SP_DRIVER_ERROR;
+		dlclose(N.lib);
+		N.lib = NULL;
+		return N.state;
+	}
+	/* optional: each may be missing on an old or a stripped driver */
+	RESOLVE(get_name, "nvmlDeviceGetName");
+	RESOLVE(get_uuid, "nvmlDeviceGetUUID");
+	RESOLVE(get_tempv, "nvmlDeviceGetTemperatureV");
+	RESOLVE(get_temp, "nvmlDeviceGetTemperature");
+	RESOLVE(get_power, "nvmlDeviceGetPowerUsage");
+	RESOLVE(get_power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+	RESOLVE(get_energy, "nvmlDeviceGetTotalEnergyConsumption");
+	RESOLVE(get_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
+		"nvmlDeviceGetCurrentClocksThrottleReasons");
+	RESOLVE(get_clock, "nvmlDeviceGetClockInfo");
+	RESOLVE(get_max_clock, "nvmlDeviceGetMaxClockInfo");
+	RESOLVE(get_util, "nvmlDeviceGetUtilizationRates");
+	RESOLVE(get_mem2, "nvmlDeviceGetMemoryInfo_v2");
+	RESOLVE(get_mem, "nvmlDeviceGetMemoryInfo");
+	RESOLVE(get_procs, "nvmlDeviceGetComputeRunningProcesses_v3",
+		"nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses");
+	RESOLVE(get_fields, "nvmlDeviceGetFieldValues");
+	RESOLVE(get_viol, "nvmlDeviceGetViolationStatus");
+
+	int ret = N.init();
+	if (ret != NVML_SUCCESS) {
+		N.why = sp_nvml_why(ret);
+		if (N.why == SP_DRIVER_ERROR || N.why == SP_NOT_SUPPORTED)
+			N.why = SP_NO_DRIVER;
+		snprintf(N.detail, sizeof N.detail, "nvmlInit failed: %s", errstr(ret));
+		dlclose(N.lib);
+		N.lib = NULL;
+		return N.state;
+	}
+	N.state = 1;
+	N.why = SP_OK;
+	return N.state;
+}
+
+const char *sp_nvml_libname(void)
+{
+	return N.state == 1 ? N.libname : NULL;
+}
+
+void sp_nvml_release(void)
+{
+	if (N.state == 1 && N.shutdown)
+		N.shutdown();
+	if (N.lib)
+		dlclose(N.lib);
+	memset(&N, 0, sizeof N);
+}
+
+static void set(struct sp_u64 *f, int ret, unsigned long long v)
+{
+	f->v = ret == NVML_SUCCESS ? v : 0;
+	f->why = sp_nvml_why(ret);
+}
+
+#define MISSING_FN(f) ((f)->v = 0, (f)->why = SP_NOT_SUPPORTED)
+
+/* Values outside physical bounds are rejected, not shown. */
+static void bound(struct sp_u64 *f, unsigned long long max)
+{
+	if (f->why == SP_OK && f->v > max) {
+		f->why = SP_IMPLAUSIBLE;
+		f->v = 0;
+	}
+}
+
+static int field_value(nvmlDevice_t dev, unsigned id, unsigned long long *out)
+{
+	if (!N.get_fields)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	nvmlFieldValue_t fv;
+	memset(&fv, 0, sizeof fv);
+	fv.fieldId = id;
+	int ret = N.get_fields(dev, 1, &fv);
+	if (ret != NVML_SUCCESS)
+		return ret;
+	if (fv.nvmlReturn != NVML_SUCCESS)
+		return fv.nvmlReturn;
+	*out = fv.value.ullVal;
+	return NVML_SUCCESS;
+}
+
+static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
+{
+	int ret;
+	unsigned u = 0;
+	unsigned long long ull = 0;
+
+	if (N.get_name) {
+		ret = N.get_name(dev, g->name, sizeof g->name);
+		if (ret != NVML_SUCCESS)
+			snprintf(g->name, sizeof g->name, "GPU %u", g->index);
+	} else {
+		snprintf(g->name, sizeof g->name, "GPU %u", g->index);
+	}
+	g->name[sizeof g->name - 1] = 0;
+	if (N.get_uuid && N.get_uuid(dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
+		g->uuid[0] = 0;
+	g->uuid[sizeof g->uuid - 1] = 0;
+
+	/* temperature: the V struct first, the deprecated call after */
+	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (N.get_tempv) {
+		nvmlTemperature_t t = { .version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU };
+		ret = N.get_tempv(dev, &t);
+		if (ret == NVML_SUCCESS) {
+			if (t.temperature < 0)
+				ret = NVML_ERROR_UNKNOWN;
+			u = (unsigned)t.temperature;
+		}
+	}
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_temp)
+		ret = N.get_temp(dev, NVML_TEMPERATURE_GPU, &u);
+	set(&g->temp_c, ret, u);
+	bound(&g->temp_c, 150);
+
+	if (N.get_power) {
+		ret = N.get_power(dev, &u);
+		set(&g->power_mw, ret, u);
+		bound(&g->power_mw, 2000000);
+	} else {
+		MISSING_FN(&g->power_mw);
+	}
+	if (N.get_power_limit) {
+		ret = N.get_power_limit(dev, &u);
+		set(&g->power_limit_mw, ret, u);
+		bound(&g->power_limit_mw, 2000000);
+	} else {
+		MISSING_FN(&g->power_limit_mw);
+	}
+	if (N.get_energy) {
+		ret = N.get_energy(dev, &ull);
+		set(&g->energy_mj, ret, ull);
+	} else {
+		MISSING_FN(&g->energy_mj);
+	}
+	if (N.get_clock) {
+		ret = N.get_clock(dev, NVML_CLOCK_SM, &u);
+		set(&g->sm_clock_mhz, ret, u);
+		bound(&g->sm_clock_mhz, 10000);
+	} else {
+		MISSING_FN(&g->sm_clock_mhz);
+	}
+	if (N.get_max_clock) {
+		ret = N.get_max_clock(dev, NVML_CLOCK_SM, &u);
+		set(&g->sm_clock_max_mhz, ret, u);
+		bound(&g->sm_clock_max_mhz, 10000);
+	} else {
+		MISSING_FN(&g->sm_clock_max_mhz);
+	}
+	if (N.get_util) {
+		nvmlUtilization_t ut = { 0, 0 };
+		ret = N.get_util(dev, &ut);
+		set(&g->util_gpu_pct, ret, ut.gpu);
+		set(&g->util_mem_pct, ret, ut.memory);
+		bound(&g->util_gpu_pct, 100);
+		bound(&g->util_mem_pct, 100);
+	} else {
+		MISSING_FN(&g->util_gpu_pct);
+		MISSING_FN(&g->util_mem_pct);
+	}
+	if (N.get_reasons) {
+		ret = N.get_reasons(dev, &ull);
+		set(&g->reasons, ret, ull);
+	} else {
+		MISSING_FN(&g->reasons);
+	}
+
+	/* cumulative violation time: field values first (the replacement), then
+	 * the deprecated nvmlDeviceGetViolationStatus */
+	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, &ull);
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_viol) {
+		nvmlViolationTime_t vt = { 0, 0 };
+		ret = N.get_viol(dev, NVML_PERF_POLICY_POWER, &vt);
+		ull = vt.violationTime;
+	}
+	set(&g->viol_power_ns, ret, ull);
+	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, &ull);
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_viol) {
+		nvmlViolationTime_t vt = { 0, 0 };
+		ret = N.get_viol(dev, NVML_PERF_POLICY_THERMAL, &vt);
+		ull = vt.violationTime;
+	}
+	set(&g->viol_thermal_ns, ret, ull);
+
+	/* memory: _v2 with its version word, then the original */
+	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (N.get_mem2) {
+		nvmlMemory_v2_t m2;
+		memset(&m2, 0, sizeof m2);
+		m2.version = nvmlMemory_v2;
+		ret = N.get_mem2(dev, &m2);
+		if (ret == NVML_SUCCESS) {
+			set(&g->mem_total, ret, m2.total);
+			set(&g->mem_free, ret, m2.free);
+			set(&g->mem_used, ret, m2.used);
+		}
+	}
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_mem) {
+		nvmlMemory_t m;
+		memset(&m, 0, sizeof m);
+		ret = N.get_mem(dev, &m);
+		set(&g->mem_total, ret, m.total);
+		set(&g->mem_free, ret, m.free);
+		set(&g->mem_used, ret, m.used);
+	} else if (ret != NVML_SUCCESS) {
+		set(&g->mem_total, ret, 0);
+		set(&g->mem_free, ret, 0);
+		set(&g->mem_used, ret, 0);
+	}
+	/* GB10 and other integrated parts cannot report memory: they share the pool */
+	g->integrated = g->mem_total.why == SP_NOT_SUPPORTED || strstr(g->name, "GB10") != NULL;
+}
+
+/* Per-process GPU memory, attached to the processes the scan found. */
+static void read_gpu_procs(nvmlDevice_t dev, struct sp_sample *s)
+{
+	if (!N.get_procs)
+		return;
+	nvmlProcessInfo_t infos[64];
+	unsigned count = 64;
+	int ret = N.get_procs(dev, &count, infos);
+	if (ret != NVML_SUCCESS)
+		return;
+	if (count > 64)
+		count = 64;
+	for (unsigned i = 0; i < count; i++) {
+		/* NVML_VALUE_NOT_AVAILABLE is all ones */
+		if (infos[i].usedGpuMemory == ~0ULL)
+			continue;
+		struct sp_proc *p = sp_proc_ensure(s, (int)infos[i].pid);
+		if (!p)
+			continue;
+		p->gpu_mem.v = (p->gpu_mem.why == SP_OK ? p->gpu_mem.v : 0) + infos[i].usedGpuMemory;
+		p->gpu_mem.why = SP_OK;
+	}
+}
+
+void sp_gpu_read(struct sp_sample *s)
+{
+	s->ngpu = 0;
+	s->gpu_detail[0] = 0;
+	if (load() != 1) {
+		s->gpu_status = N.why;
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "%s", N.detail);
+		return;
+	}
+	unsigned count = 0;
+	int ret = N.get_count(&count);
+	if (ret != NVML_SUCCESS) {
+		s->gpu_status = sp_nvml_why(ret);
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "nvmlDeviceGetCount: %s", errstr(ret));
+		return;
+	}
+	if (count == 0) {
+		s->gpu_status = SP_NO_GPU;
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "the NVIDIA driver sees no GPU");
+		return;
+	}
+	s->gpu_status = SP_OK;
+	for (unsigned i = 0; i < count && s->ngpu < SP_MAX_GPUS; i++) {
+		struct sp_gpu *g = &s->gpus[s->ngpu];
+		memset(g, 0, sizeof *g);
+		g->index = i;
+		nvmlDevice_t dev;
+		ret = N.get_handle(i, &dev);
+		if (ret != NVML_SUCCESS) {
+			snprintf(g->name, sizeof g->name, "GPU %u", i);
+			enum sp_why w = sp_nvml_why(ret);
+			struct sp_u64 *all[] = { &g->temp_c, &g->power_mw, &g->power_limit_mw,
+						 &g->sm_clock_mhz, &g->sm_clock_max_mhz, &g->util_gpu_pct,
+						 &g->util_mem_pct, &g->reasons, &g->viol_power_ns,
+						 &g->viol_thermal_ns, &g->energy_mj, &g->mem_total,
+						 &g->mem_free, &g->mem_used };
+			for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+				all[k]->why = w;
+			s->ngpu++;
+			continue;
+		}
+		read_gpu(dev, g);
+		read_gpu_procs(dev, s);
+		s->ngpu++;
+	}
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/* One snapshot: every probe once, then the budget derived from it. */
+#include "probe/probe.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+static const struct {
+	const char *key, *text;
+} whys[SP_WHY_N] = {
+	[SP_OK] = { "ok", "ok" },
+	[SP_MISSING] = { "missing", "not present on this machine" },
+	[SP_NOACCESS] = { "permission_denied", "permission denied" },
+	[SP_MALFORMED] = { "malformed", "could not be parsed" },
+	[SP_NOT_SUPPORTED] = { "not_supported", "not supported by the driver" },
+	[SP_NO_DRIVER] = { "no_driver", "no NVIDIA driver" },
+	[SP_NO_PERMISSION] = { "no_permission", "the driver refused (no permission)" },
+	[SP_GPU_LOST] = { "gpu_lost", "the GPU is lost (fell off the bus)" },
+	[SP_TIMEOUT] = { "timeout", "the driver did not answer in time" },
+	[SP_DRIVER_ERROR] = { "driver_error", "the driver returned an error" },
+	[SP_IMPLAUSIBLE] = { "implausible", "an implausible value was rejected" },
+	[SP_NO_GPU] = { "no_gpu", "no GPU" },
+};
+
+const char *sp_why_key(enum sp_why w)
+{
+	return (unsigned)w < SP_WHY_N ? whys[w].key : "unknown";
+}
+
+const char *sp_why_text(enum sp_why w)
+{
+	return (unsigned)w < SP_WHY_N ? whys[w].text : "unknown";
+}
+
+enum sp_why sp_why_from_errno(int neg_errno)
+{
+	switch (-neg_errno) {
+	case 0: return SP_OK;
+	case ENOENT:
+	case ENOTDIR:
+	case ENODEV:
+	case ENXIO: return SP_MISSING;
+	case EACCES:
+	case EPERM: return SP_NOACCESS;
+	case EINVAL: return SP_MALFORMED;
+	case EOPNOTSUPP: return SP_NOT_SUPPORTED;
+	default: return SP_MISSING;
+	}
+}
+
+static const char *const reason_names[] = {
+	"gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
+	"sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "display_clock_setting",
+};
+
+const char *sp_reason_name(int bit)
+{
+	return bit >= 0 && bit < (int)(sizeof reason_names / sizeof reason_names[0]) ? reason_names[bit] : NULL;
+}
+
+void sp_read_opts_init(struct sp_read_opts *o)
+{
+	o->what = SP_READ_ALL;
+	o->reserve = SP_DEFAULT_RESERVE;
+	o->proc_min_rss = SP_DEFAULT_PROC_MIN_RSS;
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+void sp_budget_compute(struct sp_budget *b, const struct sp_meminfo *m,
+		       const struct sp_cgroup *cg, uint64_t reserve)
+{
+	memset(b, 0, sizeof *b);
+	b->reserve = reserve;
+	if (m->why != SP_OK) {
+		b->now.why = b->reclaimable.why = b->after_flush.why = m->why;
+		return;
+	}
+	/* What `sync; echo 3 > drop_caches` gives back: clean, unmapped file
+	 * pages (Buffers + Cached minus Shmem, which is not dropped, minus what
+	 * is mapped by running processes) and reclaimable slab. Dirty pages are
+	 * written by the sync first, then dropped. */
+	uint64_t cache = m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED];
+	cache = sub0(cache, m->v[SP_MI_SHMEM]);
+	cache = sub0(cache, m->v[SP_MI_MAPPED]);
+	uint64_t reclaim = cache + m->v[SP_MI_SRECLAIMABLE];
+	bool reclaim_known = sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED);
+
+	uint64_t now = sub0(m->v[SP_MI_FREE], reserve);
+	uint64_t after = sub0(m->v[SP_MI_FREE] + reclaim, reserve);
+
+	/* a cgroup limit tighter than the machine: its headroom is the budget */
+	if (cg && cg->limit.why == SP_OK && cg->usage.why == SP_OK && cg->limit.v < m->v[SP_MI_TOTAL]) {
+		uint64_t head = sub0(cg->limit.v, cg->usage.v);
+		uint64_t cg_now = head; /* the OS reserve lives outside the cgroup */
+		uint64_t cg_after = cg_now + (cg->file.why == SP_OK ? cg->file.v : 0);
+		if (cg_after > cg->limit.v)
+			cg_after = cg->limit.v;
+		if (cg_now < now) {
+			now = cg_now;
+			b->cgroup_bound = true;
+		}
+		if (cg_after < after)
+			after = cg_after;
+		if (b->cgroup_bound && cg->file.why == SP_OK)
+			reclaim = cg->file.v;
+	}
+	b->now.v = now;
+	b->reclaimable.v = reclaim;
+	b->after_flush.v = after < now ? now : after;
+	b->reclaimable.v = b->after_flush.v - now;
+	b->now.why = b->reclaimable.why = b->after_flush.why = SP_OK;
+	if (!reclaim_known && !b->cgroup_bound) {
+		/* without Buffers/Cached we cannot say what a flush gives back */
+		b->reclaimable.v = b->after_flush.v = 0;
+		b->reclaimable.why = b->after_flush.why = SP_MALFORMED;
+	}
+}
+
+bool sp_sample_is_uma(const struct sp_sample *s)
+{
+	for (int i = 0; i < s->ngpu; i++)
+		if (s->gpus[i].integrated)
+			return true;
+	return false;
+}
+
+static double clock_s(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
+{
+	s->mono = clock_s(CLOCK_MONOTONIC);
+	s->wall = clock_s(CLOCK_REALTIME);
+	if (o->what & SP_READ_MEM)
+		sp_meminfo_read(&s->mem);
+	if (o->what & SP_READ_CGROUP)
+		sp_cgroup_read(&s->cg);
+	if (o->what & SP_READ_PSI)
+		sp_psi_read(s->psi);
+	if (o->what & SP_READ_THERMAL)
+		sp_thermal_read(s);
+	if (o->what & SP_READ_HWMON)
+		sp_hwmon_read(s);
+	if (o->what & SP_READ_PROCS)
+		sp_procs_read(s, o);
+	else
+		s->nprocs = 0;
+	if (o->what & SP_READ_GPU)
+		sp_gpu_read(s);
+	else
+		s->gpu_status = SP_MISSING;
+	sp_budget_compute(&s->budget, &s->mem, (o->what & SP_READ_CGROUP) ? &s->cg : NULL, o->reserve);
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include "util/dirscan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+int sp_dir_open(struct sp_dir *d, const char *path)
+{
+	d->len = d->pos = 0;
+	d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return d->fd < 0 ? -errno : 0;
+}
+
+const char *sp_dir_next(struct sp_dir *d)
+{
+	for (;;) {
+		if (d->pos >= d->len) {
+			if (d->fd < 0)
+				return NULL;
+			long n;
+			do
+				n = syscall(SYS_getdents64, d->fd, d->buf, sizeof d->buf);
+			while (n < 0 && errno == EINTR);
+			if (n <= 0)
+				return NULL;
+			d->len = (size_t)n;
+			d->pos = 0;
+		}
+		struct linux_dirent64 *e = (struct linux_dirent64 *)(void *)(d->buf + d->pos);
+		if (e->d_reclen == 0)
+			return NULL;
+		d->pos += e->d_reclen;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		return e->d_name;
+	}
+}
+
+void sp_dir_close(struct sp_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* Directory listing without heap allocation (getdents64 into the caller's
+ * buffer), so the sampling loop can scan /proc and /sys at a steady state
+ * with no malloc. */
+#ifndef SP_DIRSCAN_H
+#define SP_DIRSCAN_H
+#include <stddef.h>
+
+struct sp_dir {
+	int fd;
+	char buf[4096];
+	size_t len, pos;
+};
+/* 0 or -errno */
+int sp_dir_open(struct sp_dir *d, const char *path);
+/* next entry name (skips "." and ".."), or NULL at the end */
+const char *sp_dir_next(struct sp_dir *d);
+void sp_dir_close(struct sp_dir *d);
+#endif

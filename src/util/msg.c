@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+#include "util/msg.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *sp_progname = "sparkops";
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "%s: %s", sp_progname, prefix);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		n = 0;
+	vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+	size_t len = strlen(buf);
+	if (len + 1 < sizeof buf) {
+		buf[len++] = '\n';
+		buf[len] = 0;
+	}
+	/* one write so lines from several threads or the child do not interleave */
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t w = write(STDERR_FILENO, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		len -= (size_t)w;
+	}
+}
+
+void sp_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+int sp_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void sp_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void sp_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+bool sp_color(int fd)
+{
+	const char *nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		return false;
+	const char *term = getenv("TERM");
+	if (term && strcmp(term, "dumb") == 0)
+		return false;
+	return isatty(fd);
+}
+
+int sp_finish_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno == EPIPE)
+			return 0; /* the reader went away: not our failure */
+		sp_error("writing output failed: %s", strerror(errno));
+		return SP_EXIT_IO;
+	}
+	return 0;
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include "util/paths.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char procfs_root[512] = "/proc";
+static char sysfs_root[512] = "/sys";
+static int moved;
+
+static void set_root(char *dst, size_t n, const char *flag, const char *env, const char *def)
+{
+	const char *v = flag;
+	if (!v || !*v)
+		v = getenv(env);
+	if (!v || !*v)
+		v = def;
+	if (strcmp(v, def) != 0)
+		moved = 1;
+	snprintf(dst, n, "%s", v);
+	size_t len = strlen(dst);
+	while (len > 1 && dst[len - 1] == '/')
+		dst[--len] = 0;
+}
+
+void sp_paths_init(const char *procfs, const char *sysfs)
+{
+	moved = 0;
+	set_root(procfs_root, sizeof procfs_root, procfs, "SPARKOPS_PROCFS", "/proc");
+	set_root(sysfs_root, sizeof sysfs_root, sysfs, "SPARKOPS_SYSFS", "/sys");
+}
+
+const char *sp_procfs(void) { return procfs_root; }
+const char *sp_sysfs(void) { return sysfs_root; }
+int sp_paths_is_fixture(void) { return moved; }
+
+static int vpath(char *out, size_t n, const char *root, const char *fmt, va_list ap)
+{
+	int a = snprintf(out, n, "%s/", root);
+	if (a < 0 || (size_t)a >= n)
+		return -1;
+	int b = vsnprintf(out + a, n - (size_t)a, fmt, ap);
+	if (b < 0 || (size_t)b >= n - (size_t)a)
+		return -1;
+	return 0;
+}
+
+int sp_proc_path(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(out, n, procfs_root, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int sp_sys_path(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(out, n, sysfs_root, fmt, ap);
+	va_end(ap);
+	return r;
+}

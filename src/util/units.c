@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+#include "util/units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A number with an optional suffix; the suffix is returned through *suffix. */
+static int num_prefix(const char *s, double *v, const char **suffix)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	/* refuse hex, inf and nan which strtod would take */
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -1;
+	errno = 0;
+	char *end;
+	double d = strtod(s, &end);
+	if (errno || end == s || !isfinite(d) || d < 0)
+		return -1;
+	if (end > s + 1 && (s[1] == 'x' || s[1] == 'X'))
+		return -1;
+	while (isspace((unsigned char)*end))
+		end++;
+	*v = d;
+	*suffix = end;
+	return 0;
+}
+
+static int suffix_is(const char *s, const char *want)
+{
+	size_t n = strlen(want);
+	if (strncasecmp(s, want, n) != 0)
+		return 0;
+	s += n;
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == 0;
+}
+
+int sp_parse_size(const char *s, uint64_t *out)
+{
+	double v;
+	const char *suf;
+	if (!s || num_prefix(s, &v, &suf) < 0)
+		return -1;
+	static const struct {
+		const char *sfx;
+		double mul;
+	} tab[] = {
+		{ "", 1 },
+		{ "b", 1 },
+		{ "k", 1024.0 },
+		{ "kib", 1024.0 },
+		{ "kb", 1e3 },
+		{ "m", 1048576.0 },
+		{ "mib", 1048576.0 },
+		{ "mb", 1e6 },
+		{ "g", 1073741824.0 },
+		{ "gib", 1073741824.0 },
+		{ "gb", 1e9 },
+		{ "t", 1099511627776.0 },
+		{ "tib", 1099511627776.0 },
+		{ "tb", 1e12 },
+	};
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+		if (suffix_is(suf, tab[i].sfx)) {
+			double b = v * tab[i].mul;
+			if (b >= 18446744073709551615.0)
+				return -1;
+			*out = (uint64_t)llround(b);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int sp_parse_count(const char *s, double *out)
+{
+	double v;
+	const char *suf;
+	if (!s || num_prefix(s, &v, &suf) < 0)
+		return -1;
+	double mul;
+	if (suffix_is(suf, ""))
+		mul = 1;
+	else if (suffix_is(suf, "k"))
+		mul = 1e3;
+	else if (suffix_is(suf, "m"))
+		mul = 1e6;
+	else if (suffix_is(suf, "b"))
+		mul = 1e9;
+	else if (suffix_is(suf, "t"))
+		mul = 1e12;
+	else
+		return -1;
+	*out = v * mul;
+	return isfinite(*out) ? 0 : -1;
+}
+
+int sp_parse_duration(const char *s, double *seconds)
+{
+	double v;
+	const char *suf;
+	if (!s || num_prefix(s, &v, &suf) < 0)
+		return -1;
+	double mul;
+	if (suffix_is(suf, "") || suffix_is(suf, "s"))
+		mul = 1;
+	else if (suffix_is(suf, "ms"))
+		mul = 1e-3;
+	else if (suffix_is(suf, "m") || suffix_is(suf, "min"))
+		mul = 60;
+	else if (suffix_is(suf, "h"))
+		mul = 3600;
+	else if (suffix_is(suf, "d"))
+		mul = 86400;
+	else
+		return -1;
+	*seconds = v * mul;
+	return isfinite(*seconds) ? 0 : -1;
+}
+
+const char *sp_fmt_gib(char *buf, size_t n, double bytes)
+{
+	snprintf(buf, n, "%.1f GiB", bytes / (double)SP_GiB);
+	return buf;
+}
+
+const char *sp_fmt_bytes(char *buf, size_t n, double bytes)
+{
+	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int i = 0;
+	double v = bytes < 0 ? -bytes : bytes;
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, n, "%s%.0f B", bytes < 0 ? "-" : "", v);
+	else
+		snprintf(buf, n, "%s%.1f %s", bytes < 0 ? "-" : "", v, u[i]);
+	return buf;
+}
+
+const char *sp_fmt_duration(char *buf, size_t n, double s)
+{
+	if (!(s >= 0))
+		s = 0;
+	long t = (long)(s + 0.5);
+	if (t >= 3600)
+		snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+	else if (t >= 60)
+		snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+	else if (s < 10 && s != (double)t)
+		snprintf(buf, n, "%.1fs", s);
+	else
+		snprintf(buf, n, "%lds", t);
+	return buf;
+}

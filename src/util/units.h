@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Sizes, counts and durations: parsing user arguments and formatting output.
+ * Bytes internally; GiB (binary) in human output. */
+#ifndef SP_UNITS_H
+#define SP_UNITS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define SP_KiB 1024ULL
+#define SP_MiB (1024ULL * 1024)
+#define SP_GiB (1024ULL * 1024 * 1024)
+
+/* SIZE: "123" (bytes), "512K"/"512KiB", "8M"/"8MiB", "8G"/"8GiB", "1T"/"1TiB"
+ * are binary; "8KB"/"8MB"/"8GB"/"8TB" are decimal (what a disk vendor means).
+ * Fractions are allowed ("1.5G"). Returns 0 or -1 for garbage, negatives and overflow. */
+int sp_parse_size(const char *s, uint64_t *out);
+
+/* COUNT: "70e9", "7000000000", "8B"/"8b" (billions), "500M"/"500m" (millions), "1.5K".
+ * Returns 0 or -1. */
+int sp_parse_count(const char *s, double *out);
+
+/* DURATION: "30" (seconds), "30s", "500ms", "5m", "2h", "1d", fractions allowed. -1 for garbage. */
+int sp_parse_duration(const char *s, double *seconds);
+
+/* "12.3 GiB" (always GiB, one decimal; "0.4 GiB" for small values) */
+const char *sp_fmt_gib(char *buf, size_t n, double bytes);
+/* Adaptive binary units: "512 KiB", "12.3 MiB", "4.0 GiB" */
+const char *sp_fmt_bytes(char *buf, size_t n, double bytes);
+/* "1h02m", "12m05s", "42s" */
+const char *sp_fmt_duration(char *buf, size_t n, double seconds);
+#endif

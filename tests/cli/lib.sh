@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the CLI tests: each case runs the built binary and checks its
+# exit code and output. Prints TAP-style "ok N - name" / "not ok N - name".
+: "${SPARKOPS:?run through scripts/run-tests.sh}"
+T_N=0
+T_FAILED=0
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+OUT="$TMP/out"
+ERR="$TMP/err"
+
+# run CMD... : runs it, keeps stdout in $OUT, stderr in $ERR, exit code in $RC
+run() {
+	"$@" >"$OUT" 2>"$ERR"
+	RC=$?
+}
+
+# sysroot NAME : the args that point the roots at a fixture tree
+sysroot() {
+	echo "--procfs $FIX/$1/proc --sysfs $FIX/$1/sys"
+}
+
+_report() { # ok? name
+	T_N=$((T_N + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $T_N - $2"
+	else
+		T_FAILED=$((T_FAILED + 1))
+		echo "not ok $T_N - $2"
+		echo "# rc=$RC"
+		sed 's/^/# out: /' "$OUT" | head -40
+		sed 's/^/# err: /' "$ERR" | head -20
+	fi
+}
+
+expect_rc() { # want name
+	[ "$RC" = "$1" ]
+	_report $? "$2 (exit $1)"
+}
+expect_out() { # grep-E-pattern name
+	grep -Eq -- "$1" "$OUT"
+	_report $? "$2"
+}
+expect_no_out() {
+	! grep -Eq -- "$1" "$OUT"
+	_report $? "$2"
+}
+expect_err() {
+	grep -Eq -- "$1" "$ERR"
+	_report $? "$2"
+}
+# expect_jq 'jq boolean expression' name : evaluated on $OUT
+expect_jq() {
+	jq -e "$1" "$OUT" >/dev/null 2>&1
+	_report $? "$2"
+}
+done_testing() {
+	echo "1..$T_N"
+	[ "$T_FAILED" -eq 0 ]
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for the probe parsers and the budget arithmetic. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "probe/probe.h"
+
+#define S(x) x, sizeof(x) - 1
+#define KB 1024ULL
+
+static void meminfo_basic(void **st)
+{
+	(void)st;
+	struct sp_meminfo m;
+	const char buf[] = "MemTotal:       125514956 kB\nMemFree:         6501171 kB\n"
+			   "MemAvailable:   52218675 kB\nBuffers:          419430 kB\nCached:         46766571 kB\n"
+			   "HugePages_Total:       0\nHugepagesize:       2048 kB\n";
+	assert_int_equal(sp_meminfo_parse(S(buf), &m), 0);
+	assert_int_equal(m.v[SP_MI_TOTAL], 125514956 * KB);
+	assert_int_equal(m.v[SP_MI_FREE], 6501171 * KB);
+	assert_true(sp_mi_has(&m, SP_MI_AVAILABLE));
+	assert_true(sp_mi_has(&m, SP_MI_HUGE_TOTAL));
+	assert_int_equal(m.v[SP_MI_HUGE_TOTAL], 0); /* a count, no unit */
+	assert_false(sp_mi_has(&m, SP_MI_SHMEM));
+}
+
+static void meminfo_keys_at_line_start(void **st)
+{
+	(void)st;
+	struct sp_meminfo m;
+	/* "Active(file)" must not be taken for "file", nor "SwapCached" for "Cached" */
+	const char buf[] = "MemTotal: 100 kB\nMemFree: 50 kB\nSwapCached: 7 kB\nXCached: 9 kB\n";
+	assert_int_equal(sp_meminfo_parse(S(buf), &m), 0);
+	assert_false(sp_mi_has(&m, SP_MI_CACHED));
+	assert_int_equal(m.v[SP_MI_SWAP_CACHED], 7 * KB);
+}
+
+static void meminfo_garbage(void **st)
+{
+	(void)st;
+	struct sp_meminfo m;
+	const char bad[] = "MemTotal: 12x kB\nMemFree: 5 kB\n";
+	assert_int_equal(sp_meminfo_parse(S(bad), &m), -1);
+	assert_int_equal(m.why, SP_MALFORMED);
+	const char overflow[] = "MemTotal: 100 kB\nMemFree: 99999999999999999999999 kB\n";
+	assert_int_equal(sp_meminfo_parse(S(overflow), &m), -1);
+	const char trunc[] = "MemTotal: 100 kB\nMemFree: 50 kB\nCached: 3";
+	assert_int_equal(sp_meminfo_parse(S(trunc), &m), 0);
+	assert_int_equal(m.v[SP_MI_CACHED], 3); /* the last line cut mid-way: no unit, taken as is */
+	assert_int_equal(sp_meminfo_parse("", 0, &m), -1);
+	const char neg[] = "MemTotal: 100 kB\nMemFree: -5 kB\n";
+	assert_int_equal(sp_meminfo_parse(S(neg), &m), -1);
+}
+
+static void psi_lines(void **st)
+{
+	(void)st;
+	struct sp_psi p;
+	const char buf[] = "some avg10=4.20 avg60=3.36 avg300=2.10 total=123456\n"
+			   "full avg10=1.10 avg60=0.88 avg300=0.55 total=61728\n";
+	assert_int_equal(sp_psi_parse(S(buf), &p), 0);
+	assert_true(p.some.ok && p.full.ok);
+	assert_float_equal(p.some.avg10, 4.2, 1e-9);
+	assert_int_equal(p.full.total_us, 61728);
+	const char cpu_only[] = "some avg10=0.50 avg60=0.40 avg300=0.30 total=9\n";
+	assert_int_equal(sp_psi_parse(S(cpu_only), &p), 0);
+	assert_false(p.full.ok);
+	const char bad[] = "some avg10=abc avg60=0.00 avg300=0.00 total=0\n";
+	assert_int_equal(sp_psi_parse(S(bad), &p), -1);
+	assert_int_equal(p.why, SP_MALFORMED);
+	const char over[] = "some avg10=101.00 avg60=0.00 avg300=0.00 total=0\n";
+	assert_int_equal(sp_psi_parse(S(over), &p), -1);
+	const char cut[] = "some avg10=0.50 avg60=0.40 avg3";
+	assert_int_equal(sp_psi_parse(S(cut), &p), -1);
+}
+
+static void cgroup_self(void **st)
+{
+	(void)st;
+	char path[256];
+	const char v2[] = "0::/system.slice/train.service\n";
+	assert_int_equal(sp_cgroup_parse_self(S(v2), path, sizeof path), 2);
+	assert_string_equal(path, "/system.slice/train.service");
+	const char v1[] = "12:pids:/docker/abc\n4:memory:/docker/abc\n0::/\n";
+	assert_int_equal(sp_cgroup_parse_self(S(v1), path, sizeof path), 1);
+	assert_string_equal(path, "/docker/abc");
+	const char v1multi[] = "3:cpu,memory:/x\n";
+	assert_int_equal(sp_cgroup_parse_self(S(v1multi), path, sizeof path), 1);
+	const char nomem[] = "3:cpu:/x\n";
+	assert_int_equal(sp_cgroup_parse_self(S(nomem), path, sizeof path), 0);
+	assert_int_equal(sp_cgroup_parse_self(S("garbage"), path, sizeof path), 0);
+}
+
+static void cgroup_values(void **st)
+{
+	(void)st;
+	uint64_t v;
+	int un;
+	assert_int_equal(sp_cgroup_parse_limit("max\n", &v, &un), 0);
+	assert_int_equal(un, 1);
+	assert_int_equal(sp_cgroup_parse_limit("17179869184\n", &v, &un), 0);
+	assert_int_equal(un, 0);
+	assert_int_equal(v, 17179869184ULL);
+	assert_int_equal(sp_cgroup_parse_limit("maximum", &v, &un), -1);
+	assert_int_equal(sp_cgroup_parse_limit("-1", &v, &un), -1);
+	const char ev[] = "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n";
+	assert_int_equal(sp_kv_lookup(S(ev), "oom_kill", &v), 0);
+	assert_int_equal(v, 2);
+	assert_int_equal(sp_kv_lookup(S(ev), "oom", &v), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(sp_kv_lookup(S(ev), "nothere", &v), -1);
+	const char v1[] = "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n";
+	assert_int_equal(sp_kv_lookup(S(v1), "oom_kill", &v), 0);
+	assert_int_equal(v, 1);
+}
+
+static void budget(void **st)
+{
+	(void)st;
+	struct sp_meminfo m;
+	memset(&m, 0, sizeof m);
+	m.why = SP_OK;
+	m.v[SP_MI_TOTAL] = 120ULL << 30;
+	m.v[SP_MI_FREE] = 10ULL << 30;
+	m.v[SP_MI_BUFFERS] = 1ULL << 30;
+	m.v[SP_MI_CACHED] = 50ULL << 30;
+	m.v[SP_MI_SHMEM] = 2ULL << 30;
+	m.v[SP_MI_MAPPED] = 3ULL << 30;
+	m.v[SP_MI_SRECLAIMABLE] = 1ULL << 30;
+	m.have = ~0ULL;
+	struct sp_budget b;
+	sp_budget_compute(&b, &m, NULL, 4ULL << 30);
+	assert_int_equal(b.now.v, 6ULL << 30);
+	/* 1 + 50 - 2 (shmem) - 3 (mapped) + 1 (slab) = 47 GiB reclaimable */
+	assert_int_equal(b.reclaimable.v, 47ULL << 30);
+	assert_int_equal(b.after_flush.v, 53ULL << 30);
+	/* reserve above free: the budget is 0, not negative */
+	sp_budget_compute(&b, &m, NULL, 20ULL << 30);
+	assert_int_equal(b.now.v, 0);
+	/* a tighter cgroup */
+	struct sp_cgroup cg;
+	memset(&cg, 0, sizeof cg);
+	cg.limit = (struct sp_u64){ 8ULL << 30, SP_OK };
+	cg.usage = (struct sp_u64){ 6ULL << 30, SP_OK };
+	cg.file = (struct sp_u64){ 1ULL << 30, SP_OK };
+	sp_budget_compute(&b, &m, &cg, 4ULL << 30);
+	assert_true(b.cgroup_bound);
+	assert_int_equal(b.now.v, 2ULL << 30);
+	assert_int_equal(b.after_flush.v, 3ULL << 30);
+	/* unknown meminfo: the budget is unknown */
+	m.why = SP_MISSING;
+	sp_budget_compute(&b, &m, NULL, 4ULL << 30);
+	assert_int_equal(b.now.why, SP_MISSING);
+}
+
+static void classify(void **st)
+{
+	(void)st;
+	struct sp_proc p;
+	memset(&p, 0, sizeof p);
+	const char vllm[] = "python3\0-m\0vllm.entrypoints.openai.api_server\0--gpu-memory-utilization\0"
+			    "0.5\0";
+	assert_true(sp_proc_classify("python3", S(vllm), &p));
+	assert_string_equal(p.name, "vllm");
+	assert_int_equal(p.kind, SP_PROC_SERVER);
+	assert_true(p.has_cap && !p.cap_default);
+	assert_float_equal(p.cap_frac, 0.5, 1e-9);
+	const char vllm_eq[] = "/usr/bin/vllm\0serve\0m\0--gpu-memory-utilization=0.3\0";
+	assert_true(sp_proc_classify("vllm", S(vllm_eq), &p));
+	assert_float_equal(p.cap_frac, 0.3, 1e-9);
+	const char vllm_def[] = "vllm\0serve\0m\0";
+	assert_true(sp_proc_classify("vllm", S(vllm_def), &p));
+	assert_true(p.cap_default);
+	assert_float_equal(p.cap_frac, 0.9, 1e-9);
+	const char ollama[] = "/usr/local/bin/ollama\0serve\0";
+	assert_true(sp_proc_classify("ollama", S(ollama), &p));
+	assert_int_equal(p.kind, SP_PROC_SERVER);
+	assert_false(p.has_cap);
+	const char tr[] = "python3\0-u\0scripts/train_lora.py\0--bs\0" "4\0";
+	assert_true(sp_proc_classify("python3", S(tr), &p));
+	assert_int_equal(p.kind, SP_PROC_TRAINER);
+	assert_string_equal(p.name, "train_lora.py");
+	const char plain[] = "python3\0serve_docs.py\0";
+	assert_false(sp_proc_classify("python3", S(plain), &p));
+	const char deep[] = "cp\0-r\0/data\0/x\0/y\0/models/nemo\0";
+	assert_false(sp_proc_classify("cp", S(deep), &p));
+	uint64_t pages;
+	assert_int_equal(sp_statm_parse("200 100 5 1 0 50 0\n", &pages), 0);
+	assert_int_equal(pages, 100);
+	assert_int_equal(sp_statm_parse("garbage", &pages), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(meminfo_basic), cmocka_unit_test(meminfo_keys_at_line_start),
+		cmocka_unit_test(meminfo_garbage), cmocka_unit_test(psi_lines),
+		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values),
+		cmocka_unit_test(budget), cmocka_unit_test(classify),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

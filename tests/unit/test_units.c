@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/* SIZE, COUNT and DURATION arguments, and the output formats. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "util/units.h"
+
+static void sizes(void **st)
+{
+	(void)st;
+	uint64_t v;
+	assert_int_equal(sp_parse_size("123", &v), 0);
+	assert_int_equal(v, 123);
+	assert_int_equal(sp_parse_size("4G", &v), 0);
+	assert_int_equal(v, 4ULL << 30);
+	assert_int_equal(sp_parse_size("4GiB", &v), 0);
+	assert_int_equal(v, 4ULL << 30);
+	assert_int_equal(sp_parse_size("4 gib", &v), 0);
+	assert_int_equal(v, 4ULL << 30);
+	assert_int_equal(sp_parse_size("4GB", &v), 0);
+	assert_int_equal(v, 4000000000ULL);
+	assert_int_equal(sp_parse_size("1.5G", &v), 0);
+	assert_int_equal(v, 3ULL << 29);
+	assert_int_equal(sp_parse_size("512M", &v), 0);
+	assert_int_equal(v, 512ULL << 20);
+	assert_int_equal(sp_parse_size("-1G", &v), -1);
+	assert_int_equal(sp_parse_size("lots", &v), -1);
+	assert_int_equal(sp_parse_size("", &v), -1);
+	assert_int_equal(sp_parse_size("4X", &v), -1);
+	assert_int_equal(sp_parse_size("0x10", &v), -1);
+	assert_int_equal(sp_parse_size("inf", &v), -1);
+	assert_int_equal(sp_parse_size("nan", &v), -1);
+	assert_int_equal(sp_parse_size("99999999999T", &v), -1);
+}
+
+static void counts(void **st)
+{
+	(void)st;
+	double d;
+	assert_int_equal(sp_parse_count("70e9", &d), 0);
+	assert_float_equal(d, 70e9, 1);
+	assert_int_equal(sp_parse_count("8B", &d), 0);
+	assert_float_equal(d, 8e9, 1);
+	assert_int_equal(sp_parse_count("500m", &d), 0);
+	assert_float_equal(d, 5e8, 1);
+	assert_int_equal(sp_parse_count("x", &d), -1);
+	assert_int_equal(sp_parse_count("-5", &d), -1);
+}
+
+static void durations(void **st)
+{
+	(void)st;
+	double s;
+	assert_int_equal(sp_parse_duration("30", &s), 0);
+	assert_float_equal(s, 30, 1e-9);
+	assert_int_equal(sp_parse_duration("1.5s", &s), 0);
+	assert_float_equal(s, 1.5, 1e-9);
+	assert_int_equal(sp_parse_duration("500ms", &s), 0);
+	assert_float_equal(s, 0.5, 1e-9);
+	assert_int_equal(sp_parse_duration("5m", &s), 0);
+	assert_float_equal(s, 300, 1e-9);
+	assert_int_equal(sp_parse_duration("2h", &s), 0);
+	assert_float_equal(s, 7200, 1e-9);
+	assert_int_equal(sp_parse_duration("2 weeks", &s), -1);
+	assert_int_equal(sp_parse_duration("-3", &s), -1);
+}
+
+static void formats(void **st)
+{
+	(void)st;
+	char b[32];
+	assert_string_equal(sp_fmt_gib(b, sizeof b, (double)(119ULL << 30) + (0.7 * (1ULL << 30))), "119.7 GiB");
+	assert_string_equal(sp_fmt_bytes(b, sizeof b, 512 * 1024), "512.0 KiB");
+	assert_string_equal(sp_fmt_bytes(b, sizeof b, 100), "100 B");
+	assert_string_equal(sp_fmt_duration(b, sizeof b, 3725), "1h02m");
+	assert_string_equal(sp_fmt_duration(b, sizeof b, 725), "12m05s");
+	assert_string_equal(sp_fmt_duration(b, sizeof b, 42), "42s");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sizes),
+		cmocka_unit_test(counts),
+		cmocka_unit_test(durations),
+		cmocka_unit_test(formats),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
