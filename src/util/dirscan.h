@@ -8,7 +8,7 @@
 
 struct sp_dir {
 	int fd;
-	char buf[4096];
+	_Alignas(8) char buf[4096]; /* getdents64 records are 8-byte aligned */
 	size_t len, pos;
 };
 /* 0 or -errno */
