@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* What the planner needs to know about a model, from whichever source:
+ * a Hugging Face folder (config.json + safetensors headers), a config.json
+ * alone, a GGUF file, the built-in catalog, or bare --params.
+ * Readers touch headers only, never weights. */
+#ifndef SP_MODEL_H
+#define SP_MODEL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage types of real tensors (safetensors dtypes and GGUF types folded). */
+enum sp_dtype {
+	SP_DT_F32, SP_DT_F16, SP_DT_BF16, SP_DT_F8_E4M3, SP_DT_F8_E5M2, SP_DT_F8_E8M0,
+	SP_DT_I8, SP_DT_U8, SP_DT_F4, SP_DT_F6, SP_DT_I16, SP_DT_U16, SP_DT_I32, SP_DT_U32,
+	SP_DT_I64, SP_DT_U64, SP_DT_F64, SP_DT_BOOL, SP_DT_C64,
+	SP_DT_GGML_QUANT, /* any GGUF block-quantized type (Q4_K, Q8_0 ...) */
+	SP_DT_N
+};
+const char *sp_dtype_name(enum sp_dtype d);
+
+enum sp_model_source { SP_SRC_NONE, SP_SRC_FOLDER, SP_SRC_CONFIG, SP_SRC_GGUF, SP_SRC_CATALOG, SP_SRC_PARAMS };
+
+struct sp_model_shape {
+	char name[128];
+	char arch[64];          /* model_type / general.architecture: "llama", "gemma3", "mixtral" */
+	enum sp_model_source source;
+	char path[512];         /* the folder or file read, "" for catalog/params */
+
+	/* architecture (0 when unknown) */
+	int n_layers;
+	int hidden;
+	int intermediate;       /* dense MLP width */
+	int n_heads;
+	int n_kv_heads;         /* GQA; = n_heads without GQA */
+	int head_dim;           /* explicit or hidden / n_heads */
+	int vocab;
+	int max_seq;            /* context length */
+	bool tied_embeddings;
+	int n_experts;          /* MoE: 0 for dense */
+	int experts_per_tok;
+	int moe_intermediate;   /* MoE expert MLP width */
+	char torch_dtype[16];   /* "bfloat16" ... as the config says */
+
+	/* parameters */
+	double params;          /* total */
+	double params_active;   /* per token (MoE); = params for dense */
+	double embed_params;    /* input embeddings + lm_head (lm_head counted once if tied) */
+	double linear_params;   /* in the transformer blocks' linear layers (LoRA/quant targets) */
+	bool params_from_tensors; /* counted from real tensor shapes, not estimated */
+
+	/* real tensors, when files were read */
+	bool have_tensors;
+	uint64_t tensor_count;
+	uint64_t bytes_by_dtype[SP_DT_N];
+	uint64_t elems_by_dtype[SP_DT_N];
+	uint64_t weight_bytes;  /* sum of tensor data sizes (what a load maps) */
+	bool prequantized;      /* weights already quantized (bnb 4-bit, GPTQ/AWQ, FP8, MXFP4, GGUF Q*) */
+	char quant_method[32];  /* from quantization_config.quant_method or GGUF file type */
+
+	uint64_t bytes_read;    /* bytes read from the files (headers only) */
+	int files_read;
+};
+
+/* Load a model from SPEC: a folder, a config.json, a .gguf file or a catalog
+ * name. Returns 0, or -1 with a one-line message naming the file and the
+ * problem in err. */
+int sp_model_load(const char *spec, struct sp_model_shape *m, char *err, size_t errlen);
+/* A config.json alone (--config FILE). */
+int sp_model_load_config(const char *path, struct sp_model_shape *m, char *err, size_t errlen);
+/* Bare parameter count (--params N): the rest of the shape is estimated. */
+void sp_model_from_params(double params, struct sp_model_shape *m);
+#endif
