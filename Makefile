@@ -40,11 +40,18 @@ UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz
 
-all: $(BIN) $(FAKENVML)
+MAN      := $(BUILD)/sparkops.1
+
+all: $(BIN) $(FAKENVML) $(MAN)
+
+# the man page is assembled from one fragment per command
+$(MAN): $(sort $(wildcard docs/man/*.roff)) Makefile
+	@mkdir -p $(dir $@)
+	cat $(sort $(wildcard docs/man/*.roff)) | sed 's/@VERSION@/$(VERSION)/' > $@
 
 deps:
 	@scripts/deps.sh $(DEB_BUILD)
@@ -99,10 +106,10 @@ asan:
 
 # ---- install -----------------------------------------------------------------
 
-install: $(BIN)
+install: $(BIN) $(MAN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/sparkops
-	install -m 0644 docs/sparkops.1 $(DESTDIR)$(PREFIX)/share/man/man1/sparkops.1
+	install -m 0644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/sparkops.1
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sparkops $(DESTDIR)$(PREFIX)/share/man/man1/sparkops.1
