@@ -11,6 +11,7 @@
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "plan", cmd_plan, "will this model, method, batch and packing fit (load-time spike included)" },
 	{ NULL, NULL, NULL },
 };
 
