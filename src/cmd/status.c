@@ -362,8 +362,8 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * (double)m->v[SP_MI_TOTAL]),
 					 p->cap_default ? "default: not capped on its command line" : p->cap_flag);
 			printf("  %7d  %-16s %-14s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name,
-			       sp_fmt_gib(b1, sizeof b1, (double)p->rss_bytes),
-			       sp_ok(p->gpu_mem.why) ? sp_fmt_gib(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
+			       sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),
+			       sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
 		}
 	}
 	printf("\n%s%sverdict:%s %s\n", st->bold, v->trouble ? st->red : "", st->off, v->line);
