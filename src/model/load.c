@@ -14,21 +14,6 @@ static int ends_with(const char *s, const char *suffix)
 	return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, size_t errlen)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/config.json", dir);
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return sp_model_err(err, errlen, dir, "no config.json in the folder");
-	if (sp_model_load_config(path, m, err, errlen))
-		return -1;
-	m->source = SP_SRC_FOLDER;
-	snprintf(m->path, sizeof m->path, "%s", dir);
-	snprintf(m->name, sizeof m->name, "%s", sp_model_basename(dir));
-	return 0;
-}
-
 int sp_model_load(const char *spec, struct sp_model_shape *m, char *err, size_t errlen)
 {
 	memset(m, 0, sizeof *m);
