@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
@@ -91,8 +92,12 @@ int main(int argc, char **argv)
 	for (const struct sp_cmd *c = sp_commands; c->name; c++) {
 		if (strcmp(c->name, name) == 0) {
 			int rc = c->fn(argc - i, argv + i);
-			sp_nvml_release();
+			int wedged = sp_nvml_release();
 			int out = sp_finish_stdout();
+			/* an NVML call that never returns: leave without running the
+			 * library's destructors (they may wait on the same lock) */
+			if (wedged)
+				_exit(rc ? rc : out);
 			return rc ? rc : out;
 		}
 	}

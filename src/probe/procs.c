@@ -6,6 +6,7 @@
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"
+#include "util/sort.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -316,7 +317,7 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 		}
 	}
 	sp_dir_close(&d);
-	qsort(s->procs, (size_t)s->nprocs, sizeof s->procs[0], cmp_rss);
+	sp_sort(s->procs, (size_t)s->nprocs, sizeof s->procs[0], cmp_rss);
 }
 
 struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid)
