@@ -12,6 +12,8 @@
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "metrics", cmd_metrics, "the same readings in the Prometheus text format (stdout or a textfile)" },
+	{ "serve", cmd_serve, "serve the readings at http://127.0.0.1:9851/metrics for Prometheus" },
 	{ NULL, NULL, NULL },
 };
 
