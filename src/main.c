@@ -11,6 +11,8 @@
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "run", cmd_run, "run a long job: pass-through, a CSV log, why it slowed down, a pool guard" },
+	{ "watch", cmd_watch, "the same sampling and log without a child (or tied to --pid)" },
 	{ NULL, NULL, NULL },
 };
 
