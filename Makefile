@@ -105,7 +105,13 @@ check: deps-check
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory asan
 
-test: all $(UNIT_BINS)
+HELPERS  := $(BUILD)/progress_child
+
+$(BUILD)/progress_child: tests/helpers/progress_child.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+test: all $(UNIT_BINS) $(HELPERS)
 	@scripts/run-tests.sh $(BUILD)
 
 asan:

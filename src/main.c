@@ -12,6 +12,8 @@
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "run", cmd_run, "run a long job: pass-through, a CSV log, why it slowed down, a pool guard" },
+	{ "watch", cmd_watch, "the same sampling and log without a child (or tied to --pid)" },
 	{ "metrics", cmd_metrics, "the same readings in the Prometheus text format (stdout or a textfile)" },
 	{ "serve", cmd_serve, "serve the readings at http://127.0.0.1:9851/metrics for Prometheus" },
 	{ NULL, NULL, NULL },
