@@ -58,7 +58,7 @@ const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const 
 		if (method_class(a->method) != method_class(o->method))
 			d += 10; /* another class is only a last resort */
 		if (a->method != o->method)
-			d += 0.5; /* lora vs qlora */
+			d += 0.3; /* lora vs qlora */
 		if (d < bd) {
 			bd = d;
 			best = a;

@@ -198,6 +198,40 @@ static const char *source_name(enum sp_model_source s)
 	return (unsigned)s <= SP_SRC_PARAMS ? n[s] : "?";
 }
 
+static int list_models(bool json)
+{
+	struct sp_catalog_entry *e = NULL;
+	size_t n = 0;
+	char err[512];
+	if (sp_catalog_list(&e, &n, err, sizeof err) < 0) {
+		sp_error("%s", err);
+		return SP_EXIT_USAGE;
+	}
+	if (json) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "name", json_string(e[i].name));
+			json_object_set_new(o, "hf", json_string(e[i].hf_id));
+			json_object_set_new(o, "arch", json_string(e[i].arch));
+			json_object_set_new(o, "params", jnum(e[i].params));
+			json_object_set_new(o, "params_active", jnum(e[i].params_active));
+			json_object_set_new(o, "aliases", json_string(e[i].aliases));
+			json_array_append_new(a, o);
+		}
+		json_dumpf(a, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		fputc('\n', stdout);
+		json_decref(a);
+	} else {
+		printf("%-28s %9s %9s  %-14s %s\n", "NAME", "PARAMS", "ACTIVE", "ARCH", "HUGGING FACE");
+		for (size_t i = 0; i < n; i++)
+			printf("%-28s %8.2fB %8.2fB  %-14s %s\n", e[i].name, e[i].params / 1e9, e[i].params_active / 1e9,
+			       e[i].arch, e[i].hf_id);
+	}
+	free(e);
+	return SP_EXIT_OK;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -229,7 +263,7 @@ int cmd_plan(int argc, char **argv)
 	sp_plan_opts_init(&p);
 	struct sp_read_opts ro;
 	sp_read_opts_init(&ro);
-	bool json = false, have_budget = false, quant_given = false;
+	bool json = false, have_budget = false, quant_given = false, list = false;
 	uint64_t budget_flag = 0;
 	int uma_flag = -1;
 	double params = 0;
@@ -338,14 +372,16 @@ int cmd_plan(int argc, char **argv)
 			config = optarg;
 			break;
 		case O_LIST:
-			sp_error("the built-in model catalog is not in this build yet");
-			return SP_EXIT_USAGE;
+			list = true;
+			break;
 		case 'h':
 			return sp_print_help(help);
 		default:
 			sp_usage_error("plan", "unknown option");
 		}
 	}
+	if (list)
+		return list_models(json);
 	const char *spec = optind < argc ? argv[optind] : NULL;
 	if (optind + 1 < argc)
 		sp_usage_error("plan", "unexpected argument '%s'", argv[optind + 1]);
@@ -457,6 +493,7 @@ int cmd_plan(int argc, char **argv)
 		json_object_set_new(root, "peak_bytes", json_integer((json_int_t)f.peak_bytes));
 		json_object_set_new(root, "load_peak_bytes", json_integer((json_int_t)f.load_peak_bytes));
 		json_object_set_new(root, "load_file_bytes", json_integer((json_int_t)f.load_file_bytes));
+		json_object_set_new(root, "load_mapped_bytes", json_integer((json_int_t)f.load_mapped_bytes));
 		json_object_set_new(root, "uma", json_boolean(b.uma));
 		json_object_set_new(root, "uma_source", json_string(b.uma_source));
 		json_object_set_new(root, "budget_bytes", json_integer((json_int_t)b.bytes));
@@ -542,6 +579,8 @@ int cmd_plan(int argc, char **argv)
 			printf("  co-hosted servers keep %s of %s\n", g2, sp_fmt_gib(g3, sizeof g3, (double)b.raw_bytes));
 		print_bar(b.uma ? "steady" : "steady dev", f.peak_bytes, b.bytes, col);
 		print_bar(b.uma ? "load" : "load dev", f.load_peak_bytes, b.bytes, col);
+		printf("  the load maps %s at a time and leaves %s of page cache behind (reclaimable; a flush returns it)\n",
+		       sp_fmt_gib(g1, sizeof g1, (double)f.load_mapped_bytes), sp_fmt_gib(g2, sizeof g2, (double)f.load_file_bytes));
 		if (!b.uma && b.host_bytes)
 			printf("  host side %s against %s of system memory%s\n", sp_fmt_gib(g1, sizeof g1, (double)f.host_bytes),
 			       sp_fmt_gib(g2, sizeof g2, (double)b.host_bytes), host_short ? ": TOO MUCH" : "");

@@ -260,10 +260,23 @@ static void peaks(void **st)
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
 	assert_true(sum == f.peak_bytes);
-	/* load: the mapped file (bf16, no files read: 2 B/param) + the copy */
+	/* load: the file (bf16, no files read: 2 B/param) is read in HF's 5 GB
+	 * shards; the copy + the shard being mapped */
 	assert_true(f.load_file_bytes == 2ULL * 8030261248ULL);
-	assert_true(f.load_peak_bytes == f.term[SP_T_WEIGHTS] + f.term[SP_T_CUDA_CONTEXT] + f.load_file_bytes +
+	assert_true(f.load_mapped_bytes == 5000000000ULL);
+	assert_true(f.load_peak_bytes == f.term[SP_T_WEIGHTS] + f.term[SP_T_CUDA_CONTEXT] + 5000000000ULL +
 						 f.term[SP_T_HOST_PROCESS]);
+	/* a folder read from 4 shards: a quarter of the file at a time */
+	struct sp_model_shape sh = LLAMA31_8B;
+	sh.have_tensors = true;
+	sh.weight_bytes = 16060522496ULL;
+	sh.files_read = 4;
+	sp_footprint_compute(&sh, &o, &f);
+	assert_true(f.load_mapped_bytes == 16060522496ULL / 4);
+	/* a GGUF is mapped whole */
+	sh.source = SP_SRC_GGUF;
+	sp_footprint_compute(&sh, &o, &f);
+	assert_true(f.load_mapped_bytes == 16060522496ULL);
 	/* discrete: the device side alone against the GPU */
 	o.uma = false;
 	sp_footprint_compute(&l8, &o, &f);

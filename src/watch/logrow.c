@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+#include "watch/logrow.h"
+#include "out/spark.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum col_kind { K_TIME, K_UNIX, K_TYPE, K_EVENT, K_DETAIL, K_NUM, K_REASONS, K_UNIT };
+
+struct col {
+	const char *name;
+	enum col_kind kind;
+	size_t off;   /* offset of the double (K_NUM) */
+	int decimals; /* K_NUM: digits after the point */
+};
+
+#define NUM(name, field, dec) { name, K_NUM, offsetof(struct sp_logrow, field), dec }
+static const struct col cols[] = {
+	{ "time", K_TIME, 0, 0 },
+	{ "unix_time", K_UNIX, 0, 0 },
+	{ "type", K_TYPE, 0, 0 },
+	{ "event", K_EVENT, 0, 0 },
+	{ "detail", K_DETAIL, 0, 0 },
+	NUM("mem_total_bytes", mem_total, 0),
+	NUM("mem_free_bytes", mem_free, 0),
+	NUM("mem_available_bytes", mem_available, 0),
+	NUM("page_cache_bytes", page_cache, 0),
+	NUM("swap_used_bytes", swap_used, 0),
+	NUM("budget_now_bytes", budget_now, 0),
+	NUM("budget_after_flush_bytes", budget_after_flush, 0),
+	NUM("psi_memory_some_avg10", psi_mem_some, 2),
+	NUM("psi_memory_full_avg10", psi_mem_full, 2),
+	NUM("psi_cpu_some_avg10", psi_cpu_some, 2),
+	NUM("psi_io_some_avg10", psi_io_some, 2),
+	NUM("psi_io_full_avg10", psi_io_full, 2),
+	NUM("gpu_temp_c", gpu_temp_c, 0),
+	NUM("gpu_power_w", gpu_power_w, 2),
+	NUM("gpu_sm_clock_mhz", gpu_sm_clock_mhz, 0),
+	NUM("gpu_util_pct", gpu_util_pct, 0),
+	{ "gpu_clocks_event_reasons", K_REASONS, 0, 0 },
+	NUM("gpu_power_violation_s", gpu_power_viol_s, 3),
+	NUM("gpu_thermal_violation_s", gpu_thermal_viol_s, 3),
+	NUM("soc_temp_c", soc_temp_c, 1),
+	NUM("sys_power_w", sys_power_w, 2),
+	NUM("pl1_w", pl1_w, 2),
+	NUM("pl1_cap_w", pl1_cap_w, 2),
+	NUM("job_rss_bytes", job_rss_bytes, 0),
+	NUM("throughput", throughput, 4),
+	{ "throughput_unit", K_UNIT, 0, 0 },
+};
+#define NCOLS ((int)(sizeof cols / sizeof cols[0]))
+
+int sp_logrow_ncolumns(void)
+{
+	return NCOLS;
+}
+
+static double *numf(struct sp_logrow *r, const struct col *c)
+{
+	return (double *)(void *)((char *)r + c->off);
+}
+
+static double numv(const struct sp_logrow *r, const struct col *c)
+{
+	return *(const double *)(const void *)((const char *)r + c->off);
+}
+
+void sp_logrow_clear(struct sp_logrow *r, enum sp_row_type type)
+{
+	memset(r, 0, sizeof *r);
+	r->type = type;
+	for (int i = 0; i < NCOLS; i++)
+		if (cols[i].kind == K_NUM)
+			*numf(r, &cols[i]) = NAN;
+	r->unix_time = NAN;
+}
+
+void sp_iso_time(char *buf, size_t n, double t)
+{
+	time_t sec = (time_t)floor(t);
+	int ms = (int)((t - (double)sec) * 1000.0);
+	if (ms > 999)
+		ms = 999;
+	if (ms < 0)
+		ms = 0;
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	long off = tm.tm_gmtoff / 60;
+	char base[32];
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03d%c%02ld:%02ld", base, ms, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+static double u64d(struct sp_u64 f, double scale)
+{
+	return sp_ok(f.why) ? (double)f.v / scale : NAN;
+}
+
+void sp_logrow_from_sample(struct sp_logrow *r, const struct sp_sample *s)
+{
+	sp_logrow_clear(r, SP_ROW_SAMPLE);
+	r->unix_time = floor(s->wall * 1000.0) / 1000.0;
+	sp_iso_time(r->time_iso, sizeof r->time_iso, r->unix_time);
+	const struct sp_meminfo *m = &s->mem;
+	if (m->why == SP_OK) {
+		r->mem_total = (double)m->v[SP_MI_TOTAL];
+		r->mem_free = (double)m->v[SP_MI_FREE];
+		if (sp_mi_has(m, SP_MI_AVAILABLE))
+			r->mem_available = (double)m->v[SP_MI_AVAILABLE];
+		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED))
+			r->page_cache = (double)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED]);
+		if (sp_mi_has(m, SP_MI_SWAP_TOTAL) && sp_mi_has(m, SP_MI_SWAP_FREE))
+			r->swap_used = (double)(m->v[SP_MI_SWAP_TOTAL] - m->v[SP_MI_SWAP_FREE]);
+	}
+	r->budget_now = u64d(s->budget.now, 1);
+	r->budget_after_flush = u64d(s->budget.after_flush, 1);
+	const struct sp_psi *p = s->psi;
+	if (p[SP_PSI_MEMORY].why == SP_OK) {
+		r->psi_mem_some = p[SP_PSI_MEMORY].some.avg10;
+		if (p[SP_PSI_MEMORY].full.ok)
+			r->psi_mem_full = p[SP_PSI_MEMORY].full.avg10;
+	}
+	if (p[SP_PSI_CPU].why == SP_OK)
+		r->psi_cpu_some = p[SP_PSI_CPU].some.avg10;
+	if (p[SP_PSI_IO].why == SP_OK) {
+		r->psi_io_some = p[SP_PSI_IO].some.avg10;
+		if (p[SP_PSI_IO].full.ok)
+			r->psi_io_full = p[SP_PSI_IO].full.avg10;
+	}
+	if (s->ngpu > 0) {
+		const struct sp_gpu *g = &s->gpus[0];
+		r->gpu_temp_c = u64d(g->temp_c, 1);
+		r->gpu_power_w = u64d(g->power_mw, 1e3);
+		r->gpu_sm_clock_mhz = u64d(g->sm_clock_mhz, 1);
+		r->gpu_util_pct = u64d(g->util_gpu_pct, 1);
+		r->gpu_reasons_ok = sp_ok(g->reasons.why);
+		r->gpu_reasons = r->gpu_reasons_ok ? g->reasons.v : 0;
+		r->gpu_power_viol_s = u64d(g->viol_power_ns, 1e9);
+		r->gpu_thermal_viol_s = u64d(g->viol_thermal_ns, 1e9);
+	}
+	struct sp_spark k;
+	sp_spark_derive(s, &k);
+	if (k.die_temp_ok) {
+		r->soc_temp_c = k.die_temp_c;
+	} else {
+		for (int i = 0; i < s->nzones; i++)
+			if (sp_ok(s->zones[i].temp_mc.why) &&
+			    (isnan(r->soc_temp_c) || (double)s->zones[i].temp_mc.v / 1e3 > r->soc_temp_c))
+				r->soc_temp_c = (double)s->zones[i].temp_mc.v / 1e3;
+	}
+	if (k.sys_power_ok)
+		r->sys_power_w = k.sys_power_w;
+	if (k.pl1_ok)
+		r->pl1_w = k.pl1_w;
+	if (k.pl1_cap_ok)
+		r->pl1_cap_w = k.pl1_cap_w;
+}
+
+void sp_logrow_event(struct sp_logrow *r, double t, const char *event, const char *detail)
+{
+	sp_logrow_clear(r, SP_ROW_EVENT);
+	r->unix_time = floor(t * 1000.0) / 1000.0;
+	sp_iso_time(r->time_iso, sizeof r->time_iso, r->unix_time);
+	snprintf(r->event, sizeof r->event, "%s", event);
+	snprintf(r->detail, sizeof r->detail, "%s", detail ? detail : "");
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+struct out {
+	char *p;
+	size_t n, len;
+	bool full;
+};
+
+static void put(struct out *o, const char *s, size_t l)
+{
+	if (o->full || o->len + l >= o->n) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->p + o->len, s, l);
+	o->len += l;
+	o->p[o->len] = 0;
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+/* RFC 4180: quote when the field holds a comma, quote or line break */
+static void put_field(struct out *o, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		puts_(o, s);
+		return;
+	}
+	put(o, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '"')
+			put(o, "\"\"", 2);
+		else if (*s == '\r' || *s == '\n')
+			put(o, " ", 1); /* keep one row per line */
+		else
+			put(o, s, 1);
+	}
+	put(o, "\"", 1);
+}
+
+size_t sp_logrow_header(char *buf, size_t n)
+{
+	struct out o = { buf, n, 0, false };
+	for (int i = 0; i < NCOLS; i++) {
+		if (i)
+			put(&o, ",", 1);
+		puts_(&o, cols[i].name);
+	}
+	put(&o, "\n", 1);
+	return o.full ? 0 : o.len;
+}
+
+static void put_reasons(struct out *o, const struct sp_logrow *r)
+{
+	if (!r->gpu_reasons_ok)
+		return;
+	if (r->gpu_reasons == 0) {
+		puts_(o, "none");
+		return;
+	}
+	int n = 0;
+	for (int b = 0; b < 64; b++) {
+		if (!(r->gpu_reasons >> b & 1))
+			continue;
+		char tmp[32];
+		const char *name = sp_reason_name(b);
+		if (!name) {
+			snprintf(tmp, sizeof tmp, "unknown_bit_%d", b);
+			name = tmp;
+		}
+		if (n++)
+			put(o, "|", 1);
+		puts_(o, name);
+	}
+}
+
+size_t sp_logrow_format(const struct sp_logrow *r, char *buf, size_t n)
+{
+	struct out o = { buf, n, 0, false };
+	char tmp[64];
+	for (int i = 0; i < NCOLS; i++) {
+		const struct col *c = &cols[i];
+		if (i)
+			put(&o, ",", 1);
+		switch (c->kind) {
+		case K_TIME:
+			puts_(&o, r->time_iso);
+			break;
+		case K_UNIX:
+			if (isfinite(r->unix_time)) {
+				snprintf(tmp, sizeof tmp, "%.3f", r->unix_time);
+				puts_(&o, tmp);
+			}
+			break;
+		case K_TYPE:
+			puts_(&o, r->type == SP_ROW_EVENT ? "event" : "sample");
+			break;
+		case K_EVENT:
+			put_field(&o, r->event);
+			break;
+		case K_DETAIL:
+			put_field(&o, r->detail);
+			break;
+		case K_NUM: {
+			double v = numv(r, c);
+			if (isfinite(v)) {
+				snprintf(tmp, sizeof tmp, "%.*f", c->decimals, v);
+				puts_(&o, tmp);
+			}
+			break;
+		}
+		case K_REASONS:
+			put_reasons(&o, r);
+			break;
+		case K_UNIT:
+			put_field(&o, r->throughput_unit);
+			break;
+		}
+	}
+	put(&o, "\n", 1);
+	return o.full ? 0 : o.len;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+bool sp_logrow_is_header(const char *line, size_t len)
+{
+	char h[1024];
+	size_t hl = sp_logrow_header(h, sizeof h);
+	if (hl == 0)
+		return false;
+	hl--; /* without '\n' */
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+		len--;
+	return len == hl && memcmp(line, h, hl) == 0;
+}
+
+/* Split one CSV line into fields (RFC 4180 quotes). Fields are copied into
+ * store; returns the field count, or -1 for an unterminated quote. */
+static int split(const char *line, size_t len, char *store, size_t cap, const char **fields, int maxf)
+{
+	int nf = 0;
+	size_t si = 0;
+	size_t i = 0;
+	for (;;) {
+		if (nf >= maxf)
+			return maxf + 1;
+		fields[nf++] = store + si;
+		if (i < len && line[i] == '"') {
+			i++;
+			for (;;) {
+				if (i >= len)
+					return -1;
+				if (line[i] == '"') {
+					if (i + 1 < len && line[i + 1] == '"') {
+						if (si + 1 < cap)
+							store[si++] = '"';
+						i += 2;
+						continue;
+					}
+					i++;
+					break;
+				}
+				if (si + 1 < cap)
+					store[si++] = line[i];
+				i++;
+			}
+		} else {
+			while (i < len && line[i] != ',') {
+				if (si + 1 < cap)
+					store[si++] = line[i];
+				i++;
+			}
+		}
+		if (si < cap)
+			store[si++] = 0;
+		else
+			store[cap - 1] = 0;
+		if (i >= len)
+			break;
+		if (line[i] != ',')
+			return -1; /* text after a closing quote */
+		i++;
+	}
+	return nf;
+}
+
+static int parse_num(const char *s, double *out)
+{
+	if (!*s) {
+		*out = NAN;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+static int parse_reasons(const char *s, struct sp_logrow *r)
+{
+	r->gpu_reasons = 0;
+	r->gpu_reasons_ok = false;
+	if (!*s)
+		return 0;
+	r->gpu_reasons_ok = true;
+	if (strcmp(s, "none") == 0)
+		return 0;
+	const char *p = s;
+	while (*p) {
+		const char *bar = strchr(p, '|');
+		size_t l = bar ? (size_t)(bar - p) : strlen(p);
+		int found = -1;
+		for (int b = 0; b < 64 && found < 0; b++) {
+			const char *name = sp_reason_name(b);
+			if (name && strlen(name) == l && memcmp(name, p, l) == 0)
+				found = b;
+		}
+		if (found < 0 && l > 12 && memcmp(p, "unknown_bit_", 12) == 0) {
+			int b = atoi(p + 12);
+			if (b >= 0 && b < 64)
+				found = b;
+		}
+		if (found < 0)
+			return -1;
+		r->gpu_reasons |= 1ULL << found;
+		p += l;
+		if (*p == '|')
+			p++;
+	}
+	return 0;
+}
+
+int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err, size_t errlen)
+{
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+		len--;
+	char store[2048];
+	const char *f[NCOLS + 1];
+	int nf = split(line, len, store, sizeof store, f, NCOLS);
+	if (nf < 0) {
+		snprintf(err, errlen, "unterminated quoted field");
+		return -1;
+	}
+	if (nf != NCOLS) {
+		snprintf(err, errlen, "expected %d fields, got %d%s", NCOLS, nf > NCOLS ? NCOLS + 1 : nf,
+			 nf > NCOLS ? " or more" : "");
+		return -1;
+	}
+	sp_logrow_clear(r, SP_ROW_SAMPLE);
+	for (int i = 0; i < NCOLS; i++) {
+		const struct col *c = &cols[i];
+		const char *v = f[i];
+		switch (c->kind) {
+		case K_TIME:
+			snprintf(r->time_iso, sizeof r->time_iso, "%s", v);
+			break;
+		case K_UNIX:
+			if (parse_num(v, &r->unix_time) < 0 || isnan(r->unix_time)) {
+				snprintf(err, errlen, "field 'unix_time': '%.40s' is not a time", v);
+				return -1;
+			}
+			break;
+		case K_TYPE:
+			if (strcmp(v, "sample") == 0)
+				r->type = SP_ROW_SAMPLE;
+			else if (strcmp(v, "event") == 0)
+				r->type = SP_ROW_EVENT;
+			else {
+				snprintf(err, errlen, "field 'type': '%.40s' is neither sample nor event", v);
+				return -1;
+			}
+			break;
+		case K_EVENT:
+			snprintf(r->event, sizeof r->event, "%s", v);
+			break;
+		case K_DETAIL:
+			snprintf(r->detail, sizeof r->detail, "%s", v);
+			break;
+		case K_NUM:
+			if (parse_num(v, numf(r, c)) < 0) {
+				snprintf(err, errlen, "field '%s': '%.40s' is not a number", c->name, v);
+				return -1;
+			}
+			break;
+		case K_REASONS:
+			if (parse_reasons(v, r) < 0) {
+				snprintf(err, errlen, "field '%s': unknown reason in '%.60s'", c->name, v);
+				return -1;
+			}
+			break;
+		case K_UNIT:
+			snprintf(r->throughput_unit, sizeof r->throughput_unit, "%s", v);
+			break;
+		}
+	}
+	if (r->type == SP_ROW_EVENT && !r->event[0]) {
+		snprintf(err, errlen, "an event row without an event name");
+		return -1;
+	}
+	return 0;
+}
+
+bool sp_detail_get(const char *detail, const char *key, char *out, size_t n)
+{
+	size_t kl = strlen(key);
+	const char *p = detail;
+	while (p && *p) {
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			const char *v = p + kl + 1;
+			size_t vl = strcspn(v, " ");
+			if (n == 0)
+				return true;
+			if (vl >= n)
+				vl = n - 1;
+			memcpy(out, v, vl);
+			out[vl] = 0;
+			return true;
+		}
+		p = strchr(p, ' ');
+	}
+	return false;
+}

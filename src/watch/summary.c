@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+#include "watch/summary.h"
+#include "util/units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sp_summary_init(struct sp_summary *s)
+{
+	memset(s, 0, sizeof *s);
+	s->t_first = s->t_last = s->prev_t = NAN;
+	s->mem_total = s->peak_pool_used = s->peak_pool_used_t = NAN;
+	s->lowest_budget = s->lowest_budget_t = NAN;
+	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = NAN;
+	s->throughput_first = s->throughput_last = NAN;
+	s->exit_code = -1;
+}
+
+static void max_at(double *peak, double *peak_t, double v, double t)
+{
+	if (!isfinite(v))
+		return;
+	if (isnan(*peak) || v > *peak) {
+		*peak = v;
+		if (peak_t)
+			*peak_t = t;
+	}
+}
+
+static void add_sample(struct sp_summary *s, const struct sp_logrow *r)
+{
+	s->samples++;
+	if (isfinite(r->mem_total))
+		s->mem_total = r->mem_total;
+	if (isfinite(r->mem_total) && isfinite(r->mem_free))
+		max_at(&s->peak_pool_used, &s->peak_pool_used_t, r->mem_total - r->mem_free, r->unix_time);
+	if (isfinite(r->budget_now) && (isnan(s->lowest_budget) || r->budget_now < s->lowest_budget)) {
+		s->lowest_budget = r->budget_now;
+		s->lowest_budget_t = r->unix_time;
+	}
+	max_at(&s->peak_gpu_temp, NULL, r->gpu_temp_c, 0);
+	max_at(&s->peak_soc_temp, NULL, r->soc_temp_c, 0);
+	/* power: the GPU's own reading, else the system's (spbm) */
+	double p = isfinite(r->gpu_power_w) ? r->gpu_power_w : r->sys_power_w;
+	if (isfinite(p)) {
+		s->power_sum += p;
+		s->power_n++;
+		max_at(&s->peak_power, NULL, p, 0);
+	}
+	/* time under each reason: the interval since the previous sample counts
+	 * for the reasons active at its start */
+	if (s->prev_reasons_ok && isfinite(s->prev_t) && r->unix_time > s->prev_t) {
+		double dt = r->unix_time - s->prev_t;
+		for (int b = 0; b < SP_SUM_REASONS; b++)
+			if (s->prev_reasons >> b & 1)
+				s->reason_seconds[b] += dt;
+	}
+	s->prev_t = r->unix_time;
+	s->prev_reasons_ok = r->gpu_reasons_ok;
+	s->prev_reasons = r->gpu_reasons;
+	if (isfinite(r->throughput)) {
+		if (isnan(s->throughput_first))
+			s->throughput_first = r->throughput;
+		s->throughput_last = r->throughput;
+		snprintf(s->throughput_unit, sizeof s->throughput_unit, "%s", r->throughput_unit);
+	}
+}
+
+static void add_event(struct sp_summary *s, const struct sp_logrow *r)
+{
+	s->events++;
+	char v[64];
+	if (strcmp(r->event, SP_EV_EPISODE_START) == 0) {
+		if (s->n_episodes >= SP_SUM_MAX_EPISODES) {
+			s->episodes_dropped++;
+			return;
+		}
+		struct sp_episode *e = &s->episodes[s->n_episodes++];
+		e->start = r->unix_time;
+		e->end = NAN;
+		e->drop_pct = NAN;
+		if (!sp_detail_get(r->detail, "cause", e->cause, sizeof e->cause))
+			snprintf(e->cause, sizeof e->cause, "unknown");
+		if (sp_detail_get(r->detail, "drop_pct", v, sizeof v))
+			e->drop_pct = atof(v);
+	} else if (strcmp(r->event, SP_EV_EPISODE_END) == 0) {
+		for (int i = s->n_episodes - 1; i >= 0; i--) {
+			if (isnan(s->episodes[i].end)) {
+				s->episodes[i].end = r->unix_time;
+				break;
+			}
+		}
+	} else if (strncmp(r->event, "guard_", 6) == 0) {
+		if (s->n_guard >= SP_SUM_MAX_GUARD) {
+			s->guard_dropped++;
+			return;
+		}
+		struct sp_guard_action *g = &s->guard[s->n_guard++];
+		g->t = r->unix_time;
+		snprintf(g->action, sizeof g->action, "%s", r->event + 6);
+		snprintf(g->detail, sizeof g->detail, "%.95s", r->detail);
+	} else if (strcmp(r->event, SP_EV_EXIT) == 0) {
+		s->ended = true;
+		if (!sp_detail_get(r->detail, "ended_by", s->ended_by, sizeof s->ended_by))
+			snprintf(s->ended_by, sizeof s->ended_by, "exit");
+		if (sp_detail_get(r->detail, "exit_code", v, sizeof v))
+			s->exit_code = atoi(v);
+		if (sp_detail_get(r->detail, "signal", v, sizeof v))
+			s->signal = atoi(v);
+	}
+}
+
+void sp_summary_add(struct sp_summary *s, const struct sp_logrow *r)
+{
+	if (!isfinite(r->unix_time))
+		return;
+	if (isnan(s->t_first))
+		s->t_first = r->unix_time;
+	s->t_last = r->unix_time;
+	if (r->type == SP_ROW_EVENT)
+		add_event(s, r);
+	else
+		add_sample(s, r);
+}
+
+void sp_summary_finish(struct sp_summary *s)
+{
+	for (int i = 0; i < s->n_episodes; i++)
+		if (isnan(s->episodes[i].end))
+			s->episodes[i].end = s->t_last;
+}
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(round(v * 1000.0) / 1000.0) : json_null();
+}
+
+static json_t *int_or_null(double v)
+{
+	return isfinite(v) ? json_integer((json_int_t)v) : json_null();
+}
+
+json_t *sp_summary_json(const struct sp_summary *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "start_unix", num_or_null(s->t_first));
+	json_object_set_new(o, "end_unix", num_or_null(s->t_last));
+	json_object_set_new(o, "duration_seconds",
+			    num_or_null(isfinite(s->t_first) ? s->t_last - s->t_first : NAN));
+	json_object_set_new(o, "samples", json_integer(s->samples));
+	json_object_set_new(o, "events", json_integer(s->events));
+	json_object_set_new(o, "ended_by", s->ended ? json_string(s->ended_by) : json_null());
+	json_object_set_new(o, "exit_code", s->exit_code >= 0 ? json_integer(s->exit_code) : json_null());
+	json_object_set_new(o, "signal", s->signal > 0 ? json_integer(s->signal) : json_null());
+	json_object_set_new(o, "pool_total_bytes", int_or_null(s->mem_total));
+	json_object_set_new(o, "peak_pool_used_bytes", int_or_null(s->peak_pool_used));
+	json_object_set_new(o, "lowest_budget_bytes", int_or_null(s->lowest_budget));
+	json_object_set_new(o, "peak_gpu_temp_c", num_or_null(s->peak_gpu_temp));
+	json_object_set_new(o, "peak_soc_temp_c", num_or_null(s->peak_soc_temp));
+	json_object_set_new(o, "mean_power_w", num_or_null(s->power_n ? s->power_sum / (double)s->power_n : NAN));
+	json_object_set_new(o, "peak_power_w", num_or_null(s->peak_power));
+	json_t *rs = json_object();
+	for (int b = 0; b < SP_SUM_REASONS; b++)
+		if (s->reason_seconds[b] > 0)
+			json_object_set_new(rs, sp_reason_name(b), num_or_null(s->reason_seconds[b]));
+	json_object_set_new(o, "reason_seconds", rs);
+	json_t *ep = json_array();
+	for (int i = 0; i < s->n_episodes; i++) {
+		const struct sp_episode *e = &s->episodes[i];
+		json_t *x = json_object();
+		json_object_set_new(x, "start", num_or_null(e->start));
+		json_object_set_new(x, "end", num_or_null(e->end));
+		json_object_set_new(x, "cause", json_string(e->cause));
+		json_object_set_new(x, "drop_pct", num_or_null(e->drop_pct));
+		json_array_append_new(ep, x);
+	}
+	json_object_set_new(o, "episodes", ep);
+	json_t *ga = json_array();
+	for (int i = 0; i < s->n_guard; i++) {
+		json_t *x = json_object();
+		json_object_set_new(x, "time", num_or_null(s->guard[i].t));
+		json_object_set_new(x, "action", json_string(s->guard[i].action));
+		json_object_set_new(x, "detail", json_string(s->guard[i].detail));
+		json_array_append_new(ga, x);
+	}
+	json_object_set_new(o, "guard_actions", ga);
+	json_object_set_new(o, "throughput_first", num_or_null(s->throughput_first));
+	json_object_set_new(o, "throughput_last", num_or_null(s->throughput_last));
+	json_object_set_new(o, "throughput_unit", s->throughput_unit[0] ? json_string(s->throughput_unit) : json_null());
+	json_object_set_new(o, "last_row_incomplete", json_boolean(s->last_row_incomplete));
+	json_object_set_new(o, "rows_skipped", json_integer(s->rows_skipped));
+	return o;
+}
+
+static const char *clock_of(char *buf, size_t n, double t)
+{
+	if (!isfinite(t)) {
+		snprintf(buf, n, "?");
+		return buf;
+	}
+	char iso[40];
+	sp_iso_time(iso, sizeof iso, t);
+	snprintf(buf, n, "%.8s", iso + 11); /* HH:MM:SS */
+	return buf;
+}
+
+void sp_summary_print(FILE *f, const struct sp_summary *s)
+{
+	char a[32], b[32], c[32];
+	fprintf(f, "summary:\n");
+	fprintf(f, "  duration      %s, %ld samples, %ld events\n",
+		sp_fmt_duration(a, sizeof a, isfinite(s->t_first) ? s->t_last - s->t_first : 0), s->samples, s->events);
+	if (s->ended) {
+		if (s->signal > 0)
+			fprintf(f, "  ended         by %s (signal %d, exit status %d)\n", s->ended_by, s->signal, s->exit_code);
+		else
+			fprintf(f, "  ended         by %s (exit code %d)\n", s->ended_by, s->exit_code);
+	}
+	if (isfinite(s->peak_pool_used))
+		fprintf(f, "  peak pool use %s of %s at %s\n", sp_fmt_gib(a, sizeof a, s->peak_pool_used),
+			isfinite(s->mem_total) ? sp_fmt_gib(b, sizeof b, s->mem_total) : "?",
+			clock_of(c, sizeof c, s->peak_pool_used_t));
+	if (isfinite(s->lowest_budget))
+		fprintf(f, "  lowest budget %s at %s\n", sp_fmt_gib(a, sizeof a, s->lowest_budget),
+			clock_of(c, sizeof c, s->lowest_budget_t));
+	if (isfinite(s->peak_gpu_temp) || isfinite(s->peak_soc_temp)) {
+		fprintf(f, "  peak temp    ");
+		if (isfinite(s->peak_gpu_temp))
+			fprintf(f, " GPU %.0f C", s->peak_gpu_temp);
+		if (isfinite(s->peak_soc_temp))
+			fprintf(f, " SoC %.1f C", s->peak_soc_temp);
+		fprintf(f, "\n");
+	}
+	if (s->power_n)
+		fprintf(f, "  power         mean %.1f W, peak %.1f W\n", s->power_sum / (double)s->power_n, s->peak_power);
+	for (int r = 0; r < SP_SUM_REASONS; r++)
+		if (s->reason_seconds[r] > 0)
+			fprintf(f, "  under %-22s %s\n", sp_reason_name(r),
+				sp_fmt_duration(a, sizeof a, s->reason_seconds[r]));
+	if (isfinite(s->throughput_first))
+		fprintf(f, "  throughput    first %.4g, last %.4g %s\n", s->throughput_first, s->throughput_last,
+			s->throughput_unit);
+	if (s->n_episodes == 0)
+		fprintf(f, "  slowdowns     none\n");
+	for (int i = 0; i < s->n_episodes; i++) {
+		const struct sp_episode *e = &s->episodes[i];
+		fprintf(f, "  slowdown      %s-%s %s", clock_of(a, sizeof a, e->start), clock_of(b, sizeof b, e->end),
+			e->cause);
+		if (isfinite(e->drop_pct))
+			fprintf(f, " (-%.0f%%)", e->drop_pct);
+		fprintf(f, "\n");
+	}
+	for (int i = 0; i < s->n_guard; i++)
+		fprintf(f, "  guard         %s %s %s\n", clock_of(a, sizeof a, s->guard[i].t), s->guard[i].action,
+			s->guard[i].detail);
+	if (s->last_row_incomplete)
+		fprintf(f, "  note          the last row was incomplete (the log was cut off)\n");
+	if (s->rows_skipped)
+		fprintf(f, "  note          %ld bad rows skipped\n", s->rows_skipped);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* The end-of-run summary, built from log rows: `run` feeds it the rows it
+ * writes, `report` the rows it reads back, so both print the same story.
+ * Fixed size: a week of 1 s samples costs nothing extra. */
+#ifndef SP_SUMMARY_H
+#define SP_SUMMARY_H
+#include "watch/logrow.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+#define SP_SUM_MAX_EPISODES 64
+#define SP_SUM_MAX_GUARD 32
+#define SP_SUM_REASONS 9
+
+struct sp_episode {
+	double start, end;  /* unix time; end NAN while open */
+	char cause[24];
+	double drop_pct;    /* NAN when not said */
+};
+
+struct sp_guard_action {
+	double t;
+	char action[16];    /* warn, flush, term, kill */
+	char detail[96];
+};
+
+struct sp_summary {
+	double t_first, t_last; /* unix time of the first and last row */
+	long samples, events;
+	double mem_total;
+	double peak_pool_used; /* max(total - free), bytes */
+	double peak_pool_used_t;
+	double lowest_budget, lowest_budget_t;
+	double peak_gpu_temp, peak_soc_temp;
+	double power_sum, peak_power;
+	long power_n;
+	double reason_seconds[SP_SUM_REASONS]; /* time under each clocks event reason */
+	double prev_t;
+	uint64_t prev_reasons;
+	bool prev_reasons_ok;
+	int n_episodes, episodes_dropped;
+	struct sp_episode episodes[SP_SUM_MAX_EPISODES];
+	int n_guard, guard_dropped;
+	struct sp_guard_action guard[SP_SUM_MAX_GUARD];
+	bool ended;          /* an exit event was seen */
+	char ended_by[16];   /* exit, signal, oom_kill, guard */
+	int exit_code;       /* -1 unknown */
+	int signal;          /* 0 none */
+	double throughput_first, throughput_last; /* first and last rate seen */
+	char throughput_unit[16];
+	bool last_row_incomplete; /* set by the reader */
+	long rows_skipped;        /* set by the reader (--lenient) */
+};
+
+void sp_summary_init(struct sp_summary *s);
+void sp_summary_add(struct sp_summary *s, const struct sp_logrow *r);
+/* Close open episodes at the last row's time. */
+void sp_summary_finish(struct sp_summary *s);
+/* The JSON object; keys promised: exit_code, ended_by, peak_pool_used_bytes,
+ * episodes [{start, end, cause}], guard_actions []. */
+json_t *sp_summary_json(const struct sp_summary *s);
+/* Human lines, for stderr at the end of run or stdout in report. */
+void sp_summary_print(FILE *f, const struct sp_summary *s);
+#endif
