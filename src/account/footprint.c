@@ -523,16 +523,15 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	 * copied its mapped pages and the copy of everything before it occupy
 	 * the pool; pages of shards already read stay behind as clean page
 	 * cache, which the kernel reclaims under pressure (load_cache_bytes
-	 * reports them). A GGUF (llama.cpp) or a single-file checkpoint is
+	 * reports them). A GGUF (llama.cpp) or a checkpoint under 5 GB is
 	 * mapped whole. A 4-bit base quantized on load from 16-bit shards adds
 	 * one layer's 16-bit weights. */
 	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes
 		      : m->prequantized && m->quant_bits > 0 ? t[SP_T_WEIGHTS] : P * 2;
 	f->load_file_bytes = u64(file);
 	double dev_load = t[SP_T_WEIGHTS] + t[SP_T_KBIT_UPCAST] + t[SP_T_CUDA_CONTEXT];
-	double shard = m->source == SP_SRC_GGUF ? file
-		       : m->files_read > 1 ? file / m->files_read
-		       : (file < SHARD_BYTES ? file : SHARD_BYTES);
+	/* HF writes shards of at most 5 GB (max_shard_size) */
+	double shard = m->source == SP_SRC_GGUF || file <= SHARD_BYTES ? file : file / ceil(file / SHARD_BYTES);
 	double mapped = shard;
 	if (f->quantized_params > 0 && !m->prequantized)
 		mapped = shard + layer16;

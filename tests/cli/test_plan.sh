@@ -25,7 +25,7 @@ expect_jq '.trainable_params > 4e7 and .trainable_params < 4.4e7' "LoRA r=16 on 
 expect_jq '.terms.adapter == .trainable_params*4 and .terms.optimizer == .trainable_params*8' "fp32 adapter and AdamW states"
 expect_jq '([.terms[]] | add) == .peak_bytes' "on UMA the peak is the sum of every term"
 expect_jq '.peak_bytes == .device_bytes + .host_bytes and .uma == true' "UMA: device + host"
-expect_jq '.load_mapped_bytes == 5000000000 and .load_file_bytes == 16000000000' "the load maps one 5 GB shard of a 16 GB checkpoint at a time"
+expect_jq '.load_mapped_bytes == 4000000000 and .load_file_bytes == 16000000000' "the load maps one of four <= 5 GB shards of a 16 GB checkpoint at a time"
 expect_jq '.load_peak_bytes == .terms.weights + .terms.cuda_context + .load_mapped_bytes + .terms.host_process' "load peak: the copy + the mapped shard + the process"
 expect_jq '.budget_bytes == 107374182400 and .budget_source == "--budget"' "--budget is the budget"
 expect_jq '.anchor.name != null' "an anchor is named"
@@ -166,6 +166,47 @@ run $P --params 8e9 --method qlora --quant none
 expect_rc 2 "qlora with --quant none contradicts"
 run $P --params 8e9 --budget 100GiB extra
 expect_rc 2 "two positional models"
+
+
+# --- real model inputs (the readers) -------------------------------------------------
+M="$FIX/models"
+run $P "$M/tiny-llama" --budget 100GiB --json
+expect_rc 0 "a model folder (config.json + 2 safetensors shards)"
+expect_jq '.model.source == "folder" and .params == 26784' "params counted from the tensors"
+expect_jq '.load_file_bytes == 53568 and .load_mapped_bytes == 53568' "the real tensor bytes; under 5 GB the checkpoint is mapped whole"
+run $P "$M/tiny-bnb4" --budget 100GiB --json
+expect_jq '.terms.weights == .load_file_bytes and .terms.weights < 2*.params' "a pre-quantized (bnb 4-bit) folder: weights as stored"
+run $P "$M/llama-3.1-70b" --method qlora --framework unsloth --budget 119GiB --json
+expect_rc 0 "70B QLoRA from a config-only folder fits a Spark"
+expect_jq '.params == 70553706496 and .anchor.name == "70b-qlora" and .anchor.far == false' "70B: exact params, the QLoRA anchor agrees"
+run $P --config "$M/llama-3.1-8b/config.json" --method lora --lora-rank 16 --budget 100GiB --json
+expect_jq '.model.source == "config" and .params == 8030261248 and .trainable_params == 41943040' "--config: Llama-3.1-8B, r=16 all linear = 41,943,040"
+run $P llama-2-7b --lora-rank 8 --lora-targets q_proj,v_proj --budget 100GiB --json
+expect_jq '.model.source == "catalog" and .trainable_params == 4194304' "catalog name: PEFT's 4,194,304 trainable for Llama-2-7b r=8 q,v"
+run $P gpt-oss-120b --method lora --budget 119GiB --json
+expect_jq '.anchor.name == "gpt-oss-120b-lora" and .anchor.far == false' "gpt-oss-120b LoRA agrees with its ~68 GB anchor"
+expect_jq '.terms.weights > 60e9 and .terms.weights < 70e9' "gpt-oss-120b: MXFP4 experts, ~65 GB of weights"
+run $P gemma-3-27b --method lora --seq 1024 --budget 119GiB --json
+expect_jq '.anchor.name == "27b-lora" and .verdict != "no"' "27B LoRA fits at packing 1024, as its anchor says"
+run $P --list-models
+expect_rc 0 "--list-models"
+expect_out '^llama-3.1-8b +8\.03B' "the catalog is listed"
+run $P --list-models --json
+expect_jq 'length > 10 and (map(.name) | index("gpt-oss-120b")) != null' "--list-models --json"
+run $P no-such-model --budget 100GiB
+expect_rc 2 "an unknown model"
+expect_err "no-such-model" "the unknown model is named"
+run $P "$M/bad-no-config" --budget 100GiB
+expect_rc 2 "a folder without config.json"
+expect_err "no config.json" "missing config.json is explained"
+run $P "$M/bad-shard" --budget 100GiB
+expect_rc 2 "a broken safetensors header"
+expect_err "bad-shard/model.safetensors" "the broken shard is named"
+run $P "$M/bad-index-missing-shard" --budget 100GiB
+expect_rc 2 "an index naming a missing shard"
+run $P --config "$M/nonexistent.json" --budget 100GiB
+expect_rc 2 "a missing --config file"
+expect_err "nonexistent.json" "the missing config is named"
 
 $P --params 8e9 --budget 100GiB | head -1 >/dev/null
 RC=$?
