@@ -478,6 +478,9 @@ int cmd_plan(int argc, char **argv)
 		json_object_set_new(mo, "vocab", json_integer(m->vocab));
 		json_object_set_new(mo, "experts", json_integer(m->n_experts));
 		json_object_set_new(mo, "params_estimated", json_boolean(m->source == SP_SRC_PARAMS));
+		json_object_set_new(mo, "files_read", json_integer(m->files_read));
+		json_object_set_new(mo, "bytes_read", json_integer((json_int_t)m->bytes_read));
+		json_object_set_new(mo, "weight_bytes", m->have_tensors ? json_integer((json_int_t)m->weight_bytes) : json_null());
 		json_object_set_new(root, "model", mo);
 		json_t *st = json_object();
 		add_settings(st, &p);

@@ -174,6 +174,7 @@ run $P "$M/tiny-llama" --budget 100GiB --json
 expect_rc 0 "a model folder (config.json + 2 safetensors shards)"
 expect_jq '.model.source == "folder" and .params == 26784' "params counted from the tensors"
 expect_jq '.load_file_bytes == 53568 and .load_mapped_bytes == 53568' "the real tensor bytes; under 5 GB the checkpoint is mapped whole"
+expect_jq '.model.weight_bytes == 53568 and .model.files_read >= 3 and .model.bytes_read < 8192' "headers only: a few KiB read"
 run $P "$M/tiny-bnb4" --budget 100GiB --json
 expect_jq '.terms.weights == .load_file_bytes and .terms.weights < 2*.params' "a pre-quantized (bnb 4-bit) folder: weights as stored"
 run $P "$M/llama-3.1-70b" --method qlora --framework unsloth --budget 119GiB --json
