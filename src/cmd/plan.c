@@ -454,10 +454,13 @@ int cmd_plan(int argc, char **argv)
 	bool far = sp_anchor_far(an, &p, f.params, f.peak_bytes, state);
 	struct sp_advice adv;
 	bool have_adv = false, flush_fits = false;
+	bool cohost_fits = false;
 	if (verdict != SP_FITS) {
+		/* the ladder: a flush first, then the concurrent workloads, then the job */
 		flush_fits = b.after_flush && sp_judge(need, b.after_flush) == SP_FITS;
-		/* when a flush is enough and nothing else fits, the flush is the advice */
-		have_adv = sp_fit_search(m, &p, b.bytes, &adv) || !flush_fits;
+		cohost_fits = !flush_fits && b.cohost_bytes && sp_judge(need, b.raw_bytes) == SP_FITS;
+		/* when a flush or the servers are enough and nothing else fits, that is the advice */
+		have_adv = sp_fit_search(m, &p, b.bytes, &adv) || !(flush_fits || cohost_fits);
 	}
 	char g1[32], g2[32], g3[32];
 
@@ -539,6 +542,14 @@ int cmd_plan(int argc, char **argv)
 			json_object_set_new(ao, "need_bytes", json_integer((json_int_t)need));
 			json_array_append_new(aa, ao);
 		}
+		if (cohost_fits) {
+			json_t *ao = json_object();
+			json_object_set_new(ao, "rung", json_string("cohost"));
+			json_object_set_new(ao, "flags", json_string("stop or cap the co-hosted servers"));
+			json_object_set_new(ao, "why", json_string("the job fits the budget the co-hosted servers keep"));
+			json_object_set_new(ao, "need_bytes", json_integer((json_int_t)need));
+			json_array_append_new(aa, ao);
+		}
 		if (have_adv) {
 			json_t *ao = json_object();
 			json_object_set_new(ao, "rung", json_string(adv.rung));
@@ -597,6 +608,9 @@ int cmd_plan(int argc, char **argv)
 		if (flush_fits)
 			printf("advice: flush the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches, root): the budget becomes %s\n",
 			       sp_fmt_gib(g1, sizeof g1, (double)b.after_flush));
+		if (cohost_fits)
+			printf("advice: stop or cap the co-hosted servers (they keep %s; without them the job fits)\n",
+			       sp_fmt_gib(g1, sizeof g1, (double)b.cohost_bytes));
 		if (have_adv) {
 			if (adv.need_bytes)
 				printf("advice: %s  -> needs %s (%s)\n", adv.flags, sp_fmt_gib(g1, sizeof g1, (double)adv.need_bytes), adv.why);

@@ -89,6 +89,9 @@ run $P --params 8e9 --method qlora --budget 100GiB --cohost vllm:0.5 --json
 expect_jq '.budget_bytes == 53687091200 and .cohosts[0].server == "vllm" and .cohosts[0].bytes == 53687091200' "vllm:0.5 keeps half the pool"
 run $P --params 8e9 --method qlora --budget 100GiB --cohost vllm:0.5 --cohost ollama:10GiB --json
 expect_jq '.budget_bytes == 42949672960 and (.cohosts | length) == 2' "--cohost is repeatable"
+run $P --params 8e9 --method qlora --seq 512 --budget 30GiB --cohost vllm:0.6 --json
+expect_rc 1 "a co-hosted vLLM at 0.6 leaves too little"
+expect_jq '.advice[0].rung == "cohost"' "advice: the co-hosted server before the job's own settings"
 printf 'GGUF' > "$TMP/m.gguf"
 truncate -s 5000000000 "$TMP/m.gguf"
 run $P --params 8e9 --method qlora --budget 100GiB --cohost "ollama:$TMP/m.gguf" --json
