@@ -11,6 +11,7 @@
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "ladder", cmd_ladder, "an out-of-memory failure: the next rung of the OOM ladder, and rung 1 done" },
 	{ NULL, NULL, NULL },
 };
 
