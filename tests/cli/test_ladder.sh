@@ -183,4 +183,53 @@ expect_err "rungs 2-4 change the job" "--apply 2 explains"
 expect_out '^change: ' "--apply 2 prints the change instead"
 run $L --job ap --json
 expect_jq '.rungs_tried == []' "--apply 2 marks nothing"
+
+# --- --apply 1 against a fixture tree: watched jobs, --force, non-root ---------------------------
+cp -r "$FIX/gb10-idle" "$TMP/w"
+mkdir -p "$TMP/w/proc/sys/vm" "$TMP/w/proc/999" "$TMP/w/proc/998"
+: >"$TMP/w/proc/sys/vm/drop_caches"
+chmod 644 "$TMP/w/proc/sys/vm/drop_caches"
+printf 'sparkops\n' >"$TMP/w/proc/998/comm"
+printf 'sparkops\0ladder\0--log\0x.log\0' >"$TMP/w/proc/998/cmdline"
+W="$S ladder --procfs $TMP/w/proc --sysfs $TMP/w/sys --job w"
+if [ "$(id -u)" = 0 ]; then
+	run $W --apply 1 --json
+	expect_rc 0 "--apply 1 with no watched job (fixture root)"
+	[ "$(cat "$TMP/w/proc/sys/vm/drop_caches")" = 3 ]
+	_report $? "--apply 1 writes 3 to <procfs>/sys/vm/drop_caches"
+	expect_jq '.freed_bytes == 0 and .rungs_tried == [1] and .next_rung == 2' "--apply 1 reports freed_bytes and marks rung 1 tried"
+	: >"$TMP/w/proc/sys/vm/drop_caches"
+	printf 'sparkops\n' >"$TMP/w/proc/999/comm"
+	printf 'sparkops\0--sysfs\0/s\0run\0--interval\0five\0--\0python3\0train.py\0' >"$TMP/w/proc/999/cmdline"
+	run $W --apply 1 --json --reset
+	expect_rc 1 "--apply 1 refuses while 'sparkops run' watches a job"
+	expect_err "not flushing: 'sparkops run/watch' is watching a job \(pid 999\)" "the refusal names the watcher"
+	[ ! -s "$TMP/w/proc/sys/vm/drop_caches" ]
+	_report $? "refused: nothing written"
+	[ "$(wc -l <"$ERR")" = 1 ]
+	_report $? "refused: one line"
+	printf 'sparkops\0--procfs=/p\0watch\0--pid\0pid4242\0' >"$TMP/w/proc/999/cmdline"
+	run $W --apply 1 --json
+	expect_rc 1 "--apply 1 refuses while 'sparkops watch' watches a job"
+	run $W --apply 1 --json --force
+	expect_rc 0 "--force flushes anyway"
+	[ "$(cat "$TMP/w/proc/sys/vm/drop_caches")" = 3 ]
+	_report $? "--force: 3 written"
+	rm "$TMP/w/proc/sys/vm/drop_caches"
+	run $W --apply 1 --force
+	expect_rc 1 "no drop_caches: the flush fails"
+	expect_err "drop_caches': No such file or directory: nothing flushed" "the failed flush is explained"
+else
+	echo "# skip: --apply 1 fixture cases need root (running as uid $(id -u))"
+fi
+# as a non-root user: exit 4, one line, nothing touched
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	printf '' >"$TMP/w/proc/sys/vm/drop_caches"
+	chmod 666 "$TMP/w/proc/sys/vm/drop_caches"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups $W --apply 1 --json
+	expect_rc 4 "--apply 1 as non-root: exit 4"
+	expect_err "needs root" "non-root: says root is needed"
+	[ "$(wc -l <"$ERR")" = 1 ] && [ ! -s "$OUT" ] && [ ! -s "$TMP/w/proc/sys/vm/drop_caches" ]
+	_report $? "non-root: one line, no output, nothing written (even where the file is writable)"
+fi
 done_testing
