@@ -165,6 +165,12 @@ printf '3000000 900000 1000 10 0 800000 0\n' >"$TMP/uncapped/proc/2222/statm"
 run $S ladder --procfs "$TMP/uncapped/proc" --sysfs "$TMP/uncapped/sys" --job u --json --tried 1
 expect_jq '[.concurrent[] | select(.pid==2222)][0] | .suspect == true and .cap_default == true' "an uncapped vLLM is the first suspect"
 expect_jq '.next_rung == 2 and (.before_next_rung | test("vllm"))' "named before any change to the job"
+mkdir -p "$TMP/uncapped/proc/2223"
+printf 'python3\n' >"$TMP/uncapped/proc/2223/comm"
+printf 'python3\0/opt/train\377.py\0' >"$TMP/uncapped/proc/2223/cmdline"
+printf '3000000 2900000 1000 10 0 800000 0\n' >"$TMP/uncapped/proc/2223/statm"
+run $S ladder --procfs "$TMP/uncapped/proc" --sysfs "$TMP/uncapped/sys" --job u3 --json
+expect_jq '[.concurrent[] | select(.pid==2223)][0] | .suspect == true and .name == "train?.py" and (.action | test("train[?][.]py"))' "odd bytes in a process name do not break the JSON"
 run $S ladder --procfs "$TMP/uncapped/proc" --sysfs "$TMP/uncapped/sys" --job u2 --json
 expect_jq '.next_rung == 1 and (.advice | startswith("rung 1"))' "rung 1 (no change to the job) still comes first"
 
@@ -181,6 +187,9 @@ run $L --job ap --apply 2
 expect_rc 2 "--apply 2: rungs 2-4 change the job"
 expect_err "rungs 2-4 change the job" "--apply 2 explains"
 expect_out '^change: ' "--apply 2 prints the change instead"
+run $L --job ap --apply 3 --json --log "$LOGS/bnb_qlora_step.log"
+expect_rc 2 "--apply 3 --json"
+expect_jq '.applied == false and .rung == 3 and (.change | test("not proof"))' "--apply 3 --json: the change as JSON"
 run $L --job ap --json
 expect_jq '.rungs_tried == []' "--apply 2 marks nothing"
 
