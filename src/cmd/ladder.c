@@ -211,6 +211,7 @@ struct result {
 	struct sp_competitor comp[SP_MAX_PROCS];
 	bool applied;
 	struct sp_flush_result flush;
+	struct sp_job_facts facts;
 };
 
 static json_t *figures_json(const struct result *r)
@@ -288,7 +289,7 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 	json_object_set_new(root, "rungs_tried", tried);
 	json_object_set_new(root, "counted_tried", r->counted_tried ? json_integer(r->counted_tried) : json_null());
 	json_object_set_new(root, "next_rung", r->next ? json_integer(r->next) : json_null());
-	json_object_set_new(root, "next_rung_title", json_string(sp_ladder_rung_title(r->next)));
+	json_object_set_new(root, "next_rung_title", json_string(sp_ladder_rung_title_for(r->next, &r->facts)));
 	json_object_set_new(root, "before_next_rung", r->before[0] ? jstr(r->before) : json_null());
 	json_object_set_new(root, "change", jstr(r->change));
 	json_object_set_new(root, "advice", jstr(r->advice));
@@ -304,7 +305,7 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 	return rc;
 }
 
-static void print_human(const struct state_ctx *c, const struct sp_sample *s, const struct result *r, const struct opts *o)
+static void print_human(const struct state_ctx *c, const struct sp_sample *s, const struct result *r)
 {
 	const bool col = sp_color(STDOUT_FILENO);
 	const char *bold = col ? "\033[1m" : "", *off = col ? "\033[0m" : "";
@@ -373,14 +374,14 @@ static void print_human(const struct state_ctx *c, const struct sp_sample *s, co
 	if (r->before[0] && r->next >= 2)
 		printf("  %sbefore changing the job:%s %s\n", bold, off, r->before);
 	if (r->next)
-		printf("  %snext: rung %d, %s%s\n  change: %s\n", bold, r->next, sp_ladder_rung_title(r->next), off, r->change);
+		printf("  %snext: rung %d, %s%s\n  change: %s\n", bold, r->next, sp_ladder_rung_title_for(r->next, &r->facts), off, r->change);
 	else
 		printf("  %s\n", r->change);
 	if (r->before[0] && r->next == 1)
 		printf("  then, before any change to the job: %s\n", r->before);
 	if (r->next && !r->applied)
-		printf("\n  after trying it: rerun the job; if it fails again, 'sparkops ladder%s%s --log NEWLOG'%s\n",
-		       o->job ? " --job " : "", o->job ? o->job : "", r->next ? " proposes the next rung" : "");
+		printf("\n  after trying it, rerun the job; if it fails again, 'sparkops ladder --log LOG' with its new log\n"
+		       "  (same path, or the same --job) proposes the next rung; '--tried %d' marks it by hand\n", r->next);
 }
 
 /* ---- the command --------------------------------------------------------------------- */
@@ -506,6 +507,7 @@ int cmd_ladder(int argc, char **argv)
 	f.total.why = s.mem.why;
 	f.total.v = s.mem.why == SP_OK ? s.mem.v[SP_MI_TOTAL] : 0;
 
+	r.facts = f;
 	if (o.apply > 1) {
 		/* rungs 2-4 change the job: print the change, do nothing */
 		sp_ladder_change(o.apply, &f, r.change, sizeof r.change);
@@ -515,13 +517,13 @@ int cmd_ladder(int argc, char **argv)
 			json_t *j = json_object();
 			json_object_set_new(j, "rung", json_integer(o.apply));
 			json_object_set_new(j, "applied", json_false());
-			json_object_set_new(j, "title", json_string(sp_ladder_rung_title(o.apply)));
+			json_object_set_new(j, "title", json_string(sp_ladder_rung_title_for(o.apply, &f)));
 			json_object_set_new(j, "change", jstr(r.change));
 			json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 			fputc('\n', stdout);
 			json_decref(j);
 		} else {
-			printf("rung %d, %s\nchange: %s\n", o.apply, sp_ladder_rung_title(o.apply), r.change);
+			printf("rung %d, %s\nchange: %s\n", o.apply, sp_ladder_rung_title_for(o.apply, &f), r.change);
 		}
 		return SP_EXIT_USAGE;
 	}
@@ -558,12 +560,12 @@ int cmd_ladder(int argc, char **argv)
 		snprintf(r.advice, sizeof r.advice, "%s", r.change);
 	else if (r.before[0] && r.next >= 2)
 		snprintf(r.advice, sizeof r.advice, "before changing the job: %s. Then rung %d (%s): %s", r.before, r.next,
-			 sp_ladder_rung_title(r.next), r.change);
+			 sp_ladder_rung_title_for(r.next, &f), r.change);
 	else if (r.before[0])
 		snprintf(r.advice, sizeof r.advice, "rung %d (%s): %s. Then, before any change to the job: %s", r.next,
-			 sp_ladder_rung_title(r.next), r.change, r.before);
+			 sp_ladder_rung_title_for(r.next, &f), r.change, r.before);
 	else
-		snprintf(r.advice, sizeof r.advice, "rung %d (%s): %s", r.next, sp_ladder_rung_title(r.next), r.change);
+		snprintf(r.advice, sizeof r.advice, "rung %d (%s): %s", r.next, sp_ladder_rung_title_for(r.next, &f), r.change);
 
 	c.st.proposed = r.next;
 	if (r.log)
@@ -573,6 +575,6 @@ int cmd_ladder(int argc, char **argv)
 	if (o.json)
 		print_json(&c, &s, &r);
 	else
-		print_human(&c, &s, &r, &o);
+		print_human(&c, &s, &r);
 	return r.next ? SP_EXIT_OK : SP_EXIT_TROUBLE;
 }

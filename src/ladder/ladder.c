@@ -181,6 +181,20 @@ const char *sp_ladder_rung_title(int rung)
 	}
 }
 
+const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f)
+{
+	enum sp_job_family fam = sp_ladder_family(f->kind);
+	if (rung == 2 && fam == SP_FAMILY_VLLM)
+		return "a shorter context and fewer sequences first, then a cap that fits";
+	if (rung == 2 && fam == SP_FAMILY_OLLAMA)
+		return "a smaller context first, then fewer parallel requests and loaded models";
+	if (rung == 2 && f->phase == SP_PHASE_LOAD)
+		return "lower the load-time peak (not the batch: it failed while loading)";
+	if (rung == 3 && fam != SP_FAMILY_TRAINING)
+		return "quantized weights, one tier down";
+	return sp_ladder_rung_title(rung);
+}
+
 enum sp_job_family sp_ladder_family(enum sp_oom_kind k)
 {
 	if (k == SP_OOM_VLLM_STARTUP)

@@ -66,6 +66,9 @@ struct sp_job_facts {
 	struct sp_u64 budget_now, budget_after_flush;
 	struct sp_u64 total;       /* the pool (MemTotal) */
 };
+/* The rung's title for this job (rung 2 of a load-time OOM is about the load
+ * peak, a server's rungs are about its own knobs). */
+const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f);
 /* The change for a rung, in words: a title and the exact change. */
 void sp_ladder_change(int rung, const struct sp_job_facts *f, char *buf, size_t n);
 #endif

@@ -147,6 +147,7 @@ run $L --job s2 --tried 1 --log "$LOGS/torch_step_trainer.log" --json
 expect_jq '.change | test("max_seq_length.*per_device_train_batch_size 8 -> 4, gradient_accumulation_steps 4 -> 8")' "step OOM: sequence first, then batch 8->4 with accumulation 4->8"
 run $L --job l2 --tried 1 --log "$LOGS/torch_load_shards.log" --json
 expect_jq '(.change | test("load-time peak")) and (.change | test("per_device|max_seq_length") | not)' "load OOM: the load-time peak, never the batch"
+expect_jq '(.next_rung_title | test("load-time peak")) and (.advice | test("per_device|max_seq_length|micro-batch") | not)' "load OOM: rung 2's title and advice say load peak, not batch"
 run $L --job b3 --tried 1 --tried 2 --log "$LOGS/bnb_qlora_step.log" --json
 expect_jq '.next_rung == 3 and (.change | test("not proof the model does not fit"))' "QLoRA OOM at rung 3: bf16 LoRA, not proof it does not fit"
 run $L --job v2 --tried 1 --log "$LOGS/vllm_startup.log" --json

@@ -198,6 +198,13 @@ static void changes(void **st)
 	assert_non_null(strstr(c, "num_ctx"));
 	c = change(4, SP_OOM_TORCH, SP_PHASE_STEP, 0, 0);
 	assert_non_null(strstr(c, "never tensor parallelism"));
+	struct sp_job_facts f = { 0 };
+	f.kind = SP_OOM_TORCH, f.phase = SP_PHASE_LOAD;
+	assert_non_null(strstr(sp_ladder_rung_title_for(2, &f), "load-time peak"));
+	f.phase = SP_PHASE_STEP;
+	assert_non_null(strstr(sp_ladder_rung_title_for(2, &f), "sequence"));
+	f.kind = SP_OOM_VLLM_STARTUP;
+	assert_null(strstr(sp_ladder_rung_title_for(2, &f), "batch"));
 	c = change(0, SP_OOM_TORCH, SP_PHASE_STEP, 0, 0);
 	assert_non_null(strstr(c, "every rung"));
 }
