@@ -339,7 +339,8 @@ static void bad_folders(void **st)
 		{ FIXM "bad-shard", "bad-shard/model.safetensors': not valid JSON" },
 		{ FIXM "bad-no-config", "bad-no-config': no config.json in the folder" },
 		{ FIXM "bad", "bad': no config.json in the folder" },
-		{ FIXM "bad/good.safetensors", "not a model folder, config.json or .gguf file" },
+		{ FIXM "bad/good.safetensors", "good.safetensors': one shard alone; give the model folder" },
+		{ FIXM "mkmodels.py", "mkmodels.py': not a model folder, config.json or .gguf file" },
 		{ "no-such-model-anywhere", "'no-such-model-anywhere': not a folder, file or catalog model "
 					    "(see sparkops plan --list-models)" },
 		{ "", "no model given" },
