@@ -540,15 +540,72 @@ int sp_gguf_shape(const struct sp_gguf_info *g, struct sp_model_shape *m, const 
 	return 0;
 }
 
+/* "NAME-00001-of-00003.gguf" (llama.cpp's gguf-split): the length of NAME and the count */
+static int split_parts(const char *path, size_t *stem, int *count)
+{
+	size_t n = strlen(path);
+	const size_t tail = sizeof "-00001-of-00003.gguf" - 1;
+	if (n < tail)
+		return 0;
+	const char *t = path + n - tail;
+	int a, b, used = 0;
+	if (sscanf(t, "-%5d-of-%5d.gguf%n", &a, &b, &used) != 2 || (size_t)used != tail || b < 1 || a < 1 || a > b)
+		return 0;
+	*stem = (size_t)(t - path);
+	*count = b;
+	return 1;
+}
+
+static void add_part(struct sp_gguf_info *g, const struct sp_gguf_info *p)
+{
+	g->tensor_count += p->tensor_count;
+	for (int t = 0; t < SP_GGML_NTYPES; t++) {
+		g->bytes_by_type[t] += p->bytes_by_type[t];
+		g->elems_by_type[t] += p->elems_by_type[t];
+	}
+	g->data_bytes += p->data_bytes;
+	g->params += p->params;
+	g->embed_params += p->embed_params;
+	g->linear_params += p->linear_params;
+	g->expert_params += p->expert_params;
+	g->has_output |= p->has_output;
+	g->quantized |= p->quantized;
+	g->bytes_read += p->bytes_read;
+}
+
 int sp_model_load_gguf(const char *path, struct sp_model_shape *m, char *err, size_t errlen)
 {
 	memset(m, 0, sizeof *m);
 	struct sp_gguf_info g;
-	int rc = sp_gguf_read(path, &g, err, errlen);
+	size_t stem;
+	int count = 1;
+	char part[4096];
+	const char *first = path;
+	/* a split model: the metadata is in part 1, the tensors in every part */
+	if (split_parts(path, &stem, &count) && count > 1 && stem < sizeof part - 32) {
+		snprintf(part, sizeof part, "%.*s-%05d-of-%05d.gguf", (int)stem, path, 1, count);
+		first = part;
+	} else {
+		count = 1;
+	}
+	int rc = sp_gguf_read(first, &g, err, errlen);
 	m->bytes_read = g.bytes_read;
 	m->files_read = 1;
-	if (rc || sp_gguf_shape(&g, m, path, err, errlen))
+	if (rc)
 		return -1;
+	for (int i = 2; i <= count; i++) {
+		struct sp_gguf_info p;
+		snprintf(part, sizeof part, "%.*s-%05d-of-%05d.gguf", (int)stem, path, i, count);
+		rc = sp_gguf_read(part, &p, err, errlen);
+		m->bytes_read += p.bytes_read;
+		m->files_read++;
+		if (rc)
+			return -1;
+		add_part(&g, &p);
+	}
+	if (sp_gguf_shape(&g, m, path, err, errlen))
+		return -1;
+	m->bytes_read = g.bytes_read;
 	m->source = SP_SRC_GGUF;
 	snprintf(m->path, sizeof m->path, "%s", path);
 	if (g.name[0])

@@ -104,6 +104,24 @@ static void v2_and_moe(void **st)
 	assert_int_equal(m.moe_intermediate, 128);
 }
 
+static void split_files(void **st)
+{
+	(void)st;
+	struct sp_model_shape m;
+	/* either part names the whole model */
+	assert_int_equal(sp_model_load(G "tiny-split-00002-of-00002.gguf", &m, err, sizeof err), 0);
+	assert_int_equal(m.files_read, 2);
+	assert_true(m.params == TINY_PARAMS);
+	assert_int_equal(m.tensor_count, 21);
+	assert_int_equal(m.n_layers, 2);
+	assert_false(m.tied_embeddings); /* output.weight is in part 2 */
+	assert_int_equal(sp_model_load(G "tiny-split-00001-of-00002.gguf", &m, err, sizeof err), 0);
+	assert_true(m.params == TINY_PARAMS);
+	/* a missing part is an error naming it */
+	assert_int_equal(sp_model_load_gguf(G "tiny-split-00001-of-00003.gguf", &m, err, sizeof err), -1);
+	assert_non_null(strstr(err, "tiny-split-00001-of-00003.gguf': No such file"));
+}
+
 static void same_from_buffer(void **st)
 {
 	(void)st;
@@ -282,7 +300,7 @@ static void sparse_reads_header_only(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(tiny_llama),   cmocka_unit_test(v2_and_moe),   cmocka_unit_test(same_from_buffer),
+		cmocka_unit_test(tiny_llama),   cmocka_unit_test(v2_and_moe),   cmocka_unit_test(split_files),   cmocka_unit_test(same_from_buffer),
 		cmocka_unit_test(bad_files),    cmocka_unit_test(missing_keys), cmocka_unit_test(ftype_names),
 		cmocka_unit_test(sparse_reads_header_only),
 	};
