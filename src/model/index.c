@@ -201,10 +201,21 @@ static void guess_quant(struct sp_model_shape *m, const struct sp_st_summary *s)
 		m->quant_bits = s->packed_params > 0 ? 4 : 8;
 }
 
+/* dir/name into path; -1 when it does not fit */
+static int join(char *path, size_t n, const char *dir, const char *name, char *err, size_t errlen)
+{
+	int w = snprintf(path, n, "%s/%s", dir, name);
+	if (w < 0 || (size_t)w >= n)
+		return sp_model_err(err, errlen, dir, "path too long");
+	return 0;
+}
+
 int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, size_t errlen)
 {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/config.json", dir);
+	memset(m, 0, sizeof *m);
+	if (join(path, sizeof path, dir, "config.json", err, errlen))
+		return -1;
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return sp_model_err(err, errlen, dir, "no config.json in the folder");
@@ -215,7 +226,8 @@ int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, s
 	snprintf(m->name, sizeof m->name, "%s", sp_model_basename(dir));
 
 	struct sp_st_index ix;
-	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+	if (join(path, sizeof path, dir, "model.safetensors.index.json", err, errlen))
+		return -1;
 	if (stat(path, &st) == 0) {
 		char *buf;
 		size_t len;
@@ -235,8 +247,8 @@ int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, s
 	}
 	struct sp_st_summary s = { .qbits = (unsigned)m->quant_bits };
 	for (size_t i = 0; i < ix.n_files; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, ix.files[i]);
-		if (sp_safetensors_read(path, &s, &m->bytes_read, err, errlen)) {
+		if (join(path, sizeof path, dir, ix.files[i], err, errlen) ||
+		    sp_safetensors_read(path, &s, &m->bytes_read, err, errlen)) {
 			sp_st_index_free(&ix);
 			return -1;
 		}
