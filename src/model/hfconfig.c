@@ -357,7 +357,7 @@ static double vision_params(json_t *vc, double text_hidden, const char *type)
 static void estimate(struct sp_model_shape *m, unsigned fl, const int *dense_only, int n_dense_only,
 		     int sparse_step)
 {
-	double h = m->hidden, L = m->n_layers;
+	double h = m->hidden;
 	double qo = (double)m->n_heads * m->head_dim, kvo = (double)m->n_kv_heads * m->head_dim;
 	double linear = 0, attn_lin = h * qo + 2 * h * kvo + qo * h;
 	double attn = attn_lin;
@@ -400,7 +400,6 @@ static void estimate(struct sp_model_shape *m, unsigned fl, const int *dense_onl
 		active += layer_active;
 		linear += lin;
 	}
-	(void)L;
 	double embed = (double)m->vocab * h;
 	if (!m->tied_embeddings)
 		embed += (double)m->vocab * h;
