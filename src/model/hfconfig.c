@@ -60,7 +60,10 @@ json_t *sp_model_json(const char *buf, size_t len, const char *label, char *err,
 	json_error_t je;
 	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!j) {
-		if (strstr(je.text, "duplicate"))
+		if (strstr(je.text, "too big"))
+			sp_model_err(err, errlen, label, "a number too large for 64 bits (line %d, column %d)", je.line,
+				     je.column);
+		else if (strstr(je.text, "duplicate"))
 			sp_model_err(err, errlen, label, "duplicate key in JSON (line %d): %s", je.line, je.text);
 		else
 			sp_model_err(err, errlen, label, "not valid JSON (line %d, column %d): %s", je.line,

@@ -122,6 +122,45 @@ static void split_files(void **st)
 	assert_non_null(strstr(err, "tiny-split-00001-of-00003.gguf': No such file"));
 }
 
+static void copy_to(const char *from, const char *dir, const char *name)
+{
+	size_t len;
+	unsigned char *b = slurp(from, &len);
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, len, f), len);
+	fclose(f);
+	free(b);
+}
+
+/* a folder holding one GGUF model and no config.json (a llama.cpp download) */
+static void gguf_folder(void **st)
+{
+	(void)st;
+	char dir[] = "/tmp/sp-ggdir-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	copy_to(G "tiny-split-00001-of-00002.gguf", dir, "m-00001-of-00002.gguf");
+	copy_to(G "tiny-split-00002-of-00002.gguf", dir, "m-00002-of-00002.gguf");
+	struct sp_model_shape m;
+	assert_int_equal(sp_model_load(dir, &m, err, sizeof err), 0);
+	assert_int_equal(m.source, SP_SRC_GGUF);
+	assert_int_equal(m.files_read, 2);
+	assert_true(m.params == TINY_PARAMS);
+	/* a second model beside it: which one is meant? */
+	copy_to(G "tiny-v2.gguf", dir, "other.gguf");
+	assert_int_equal(sp_model_load(dir, &m, err, sizeof err), -1);
+	assert_non_null(strstr(err, "no config.json and 2 .gguf models in the folder; name one"));
+	char p[512];
+	const char *names[] = { "m-00001-of-00002.gguf", "m-00002-of-00002.gguf", "other.gguf" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
 static void same_from_buffer(void **st)
 {
 	(void)st;
@@ -300,7 +339,7 @@ static void sparse_reads_header_only(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(tiny_llama),   cmocka_unit_test(v2_and_moe),   cmocka_unit_test(split_files),   cmocka_unit_test(same_from_buffer),
+		cmocka_unit_test(tiny_llama),   cmocka_unit_test(v2_and_moe),   cmocka_unit_test(split_files), cmocka_unit_test(gguf_folder),   cmocka_unit_test(same_from_buffer),
 		cmocka_unit_test(bad_files),    cmocka_unit_test(missing_keys), cmocka_unit_test(ftype_names),
 		cmocka_unit_test(sparse_reads_header_only),
 	};

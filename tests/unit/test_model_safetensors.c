@@ -123,6 +123,7 @@ static void bad_buffers(void **st)
 		{ "{\"a\":3}", 0, "is not an object" },
 		{ "{\"__metadata__\":[1]}", 0, "__metadata__ is not an object" },
 		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} trailing", 4, "not valid JSON" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,4]}}", 4, "a number too large for 64 bits" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct sp_st_summary s = { 0 };
