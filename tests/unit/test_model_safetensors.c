@@ -318,6 +318,23 @@ static void folder_quantized(void **st)
 	assert_int_equal(m.elems_by_dtype[SP_DT_F8_E4M3], (uint64_t)m.linear_params);
 }
 
+/* gpt-oss: MXFP4 experts; the tensors count what the config estimates */
+static void folder_mxfp4(void **st)
+{
+	(void)st;
+	struct sp_model_shape cfg, m;
+	assert_int_equal(sp_model_load_config(FIXM "tiny-gpt-oss/config.json", &cfg, err, sizeof err), 0);
+	load(FIXM "tiny-gpt-oss", &m);
+	assert_true(m.params_from_tensors);
+	assert_true(m.params == cfg.params);
+	assert_true(m.expert_params == cfg.expert_params);
+	assert_true(m.params_active == cfg.params_active);
+	assert_true(m.prequantized);
+	assert_string_equal(m.quant_method, "mxfp4");
+	assert_int_equal(m.quant_bits, 4);
+	assert_true(m.bytes_by_dtype[SP_DT_U8] == 4 * 64 * 16 + 4 * 64 + 4 * 32 * 16 + 4 * 32);
+}
+
 static void folder_moe(void **st)
 {
 	(void)st;
@@ -395,7 +412,7 @@ int main(void)
 		cmocka_unit_test(bad_buffers),       cmocka_unit_test(bad_files),
 		cmocka_unit_test(index_parse),       cmocka_unit_test(folder_sharded),
 		cmocka_unit_test(folder_single_and_consolidated),
-		cmocka_unit_test(folder_quantized),  cmocka_unit_test(folder_moe),
+		cmocka_unit_test(folder_quantized),  cmocka_unit_test(folder_moe), cmocka_unit_test(folder_mxfp4),
 		cmocka_unit_test(bad_folders),       cmocka_unit_test(sparse_shard),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
