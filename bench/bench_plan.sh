@@ -11,6 +11,9 @@ BUILD=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 RUNS=${BENCH_RUNS:-20}
+for tool in python3 jq; do
+	command -v $tool >/dev/null 2>&1 || { echo "skip: $tool is not installed (it makes the folder / reads the JSON)"; exit 0; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dir="$tmp/llama-3.1-70b"
