@@ -119,7 +119,7 @@ bench: all
 	@bench/run.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan
 
 # ==== robust (issue 8): fuzzing, lint, valgrind ===============================
 # Kept together at the end so merges stay easy. `make fuzz` runs every
@@ -134,7 +134,7 @@ FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
 FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o)
 
-.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror
+.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -194,9 +194,22 @@ lint: all
 valgrind: all
 	@scripts/valgrind-check.sh $(BUILD)
 
+# ThreadSanitizer on the GPU thread and its callers (tests/unit/test_gpuwatch.c)
+build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"' \
+	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) -lcmocka $(LDLIBS)
+tsan: build-tsan/test_gpuwatch $(BUILD)/libfake-nvml.so
+	@out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 $< 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'unexpected memory mapping'; then \
+	  echo "tsan: skipped (this kernel's address layout is not supported by ThreadSanitizer)"; \
+	elif [ $$rc -ne 0 ]; then echo "$$out"; exit 1; \
+	else echo "tsan: test_gpuwatch clean"; fi
+
 # what `make check` adds to the unit and CLI suites
 check-extra: all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory werror
+	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory valgrind
 	@$(MAKE) --no-print-directory fuzz-check
