@@ -19,7 +19,7 @@ now_ms() { date +%s%3N; }
 
 printf '%-20s %-20s %9s %5s  %-12s %s\n' scenario options "median ms" exit gpu_status "GPU readings"
 for line in "gb10|" "slow|" "slow|--gpu-timeout 100ms" "hang|" "hang|--gpu-timeout 500ms" \
-	"hang-init|" "lost|" "lost-midrun|" "lost-midrun||FAKE_NVML_TIME_SCALE=1000000" "garbage|" \
+	"hang-init|" "gb10||FAKE_NVML_HANG_IN_DLOPEN=1" "lost|" "lost-midrun|" "lost-midrun||FAKE_NVML_TIME_SCALE=1000000" "garbage|" \
 	"noperm|" "nodriver|"; do
 	scn=${line%%|*}
 	rest=${line#*|}
@@ -40,6 +40,9 @@ for line in "gb10|" "slow|" "slow|--gpu-timeout 100ms" "hang|" "hang|--gpu-timeo
 	st=$(jq -r .gpu_status "$out")
 	what=$(jq -r '[.gpus[] | "GPU \(.index): " + ([.unavailable | to_entries[] | select(.value != "not_supported") | .value] | group_by(.) | map("\(length) \(.[0])") | if length == 0 then "all read" else join(", ") end)] | if length == 0 then "no GPU listed" else join("; ") end' "$out")
 	[ -n "$what" ] || what="all read"
-	[ -n "$extra" ] && scn="$scn (later)"
+	case "$extra" in
+	*TIME_SCALE*) scn="$scn (later)" ;;
+	*HANG_IN_DLOPEN*) scn="dlopen hangs" ;;
+	esac
 	printf '%-20s %-20s %9s %5s  %-12s %s\n' "$scn" "${opts:-default (2s)}" "$med" "$rc" "$st" "$what"
 done
