@@ -4,6 +4,7 @@
 #include "fuzz.h"
 #include "probe/probe.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -27,7 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *argv = fuzz_copy(nl2 + 1, argv_len);
 	if (statm && argv) {
 		uint64_t pages;
-		sp_statm_parse(statm, &pages);
+		unsigned long long size_o, res_o;
+		char tail;
+		/* what it accepts, sscanf reads the same way: "size resident ..." */
+		if (sp_statm_parse(statm, &pages) == 0 &&
+		    (sscanf(statm, "%llu %llu%c", &size_o, &res_o, &tail) < 2 || res_o != pages))
+			abort();
 		struct sp_proc p;
 		memset(&p, 0, sizeof p);
 		if (sp_proc_classify(comm, argv, argv_len, &p)) {
