@@ -50,10 +50,7 @@ static size_t collect(struct sp_sample *s, const struct sp_read_opts *ro, char *
 	sp_sample_read(s, ro);
 	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0 };
 	for (;;) {
-		struct sp_prom w;
-		sp_prom_init(&w, *buf, *cap);
-		sp_prom_write_sample(&w, s, &info);
-		size_t n = sp_prom_end(&w);
+		size_t n = sp_prom_render(*buf, *cap, s, &info, NULL);
 		if (n < *cap)
 			return n;
 		char *nb = realloc(*buf, n + 4096);

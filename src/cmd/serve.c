@@ -56,10 +56,7 @@ static size_t fill(char *buf, size_t cap, void *ctx)
 	double t0 = mono();
 	sp_sample_read(&col->s, &col->ro);
 	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0 };
-	struct sp_prom w;
-	sp_prom_init(&w, buf, cap);
-	sp_prom_write_sample(&w, &col->s, &info);
-	return sp_prom_end(&w);
+	return sp_prom_render(buf, cap, &col->s, &info, NULL);
 }
 
 static unsigned parse_count(const char *opt, const char *v, unsigned lo, unsigned hi)

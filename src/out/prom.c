@@ -658,3 +658,14 @@ void sp_prom_job_append(struct sp_prom *w, const struct sp_prom_job *job)
 		for (int c = 0; c < SP_CAUSE_N; c++)
 			sp_prom_sample(w, LBL({ "cause", cause_names[c] }), job->cause == (enum sp_prom_cause)c);
 }
+
+size_t sp_prom_render(char *buf, size_t cap, const struct sp_sample *s, const struct sp_prom_info *info,
+		      const struct sp_prom_job *job)
+{
+	struct sp_prom w;
+	sp_prom_init(&w, buf, cap);
+	sp_prom_write_sample(&w, s, info);
+	if (job)
+		sp_prom_job_append(&w, job);
+	return sp_prom_end(&w);
+}
