@@ -238,6 +238,9 @@ static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struc
 	sp_prom_sample(w, LBL({ "source", "cgroup" }, { "status", s->cg.version ? "ok" : "missing" }),
 		       s->cg.version != 0);
 	sp_prom_sample(w, LBL({ "source", "nvml" }, { "status", sp_why_key(s->gpu_status) }), s->gpu_status == SP_OK);
+	if (!info || !info->procs_skipped)
+		sp_prom_sample(w, LBL({ "source", "processes" }, { "status", s->procs_seen > 0 ? "ok" : "missing" }),
+			       s->procs_seen > 0);
 }
 
 static void write_pool(struct sp_prom *w, const struct sp_sample *s)

@@ -47,6 +47,7 @@ void sp_prom_sample_u64(struct sp_prom *w, const struct sp_prom_label *labels, u
 struct sp_prom_info {
 	const char *version;      /* sparkops_build_info{version} */
 	double read_seconds;      /* how long reading the sample took; < 0 leaves it out */
+	bool procs_skipped;       /* the process scan was turned off (--no-processes) */
 };
 
 /* The whole exposition of one sample (everything but the job families). */
