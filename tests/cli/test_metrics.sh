@@ -81,6 +81,15 @@ expect_no_out '^sparkops_pool_total_bytes' "no meminfo: no pool series"
 run env SPARKOPS_NVML_LIB=/nonexistent $S metrics --reserve 1GiB $(sysroot gb10-loaded)
 expect_out '^sparkops_budget_reserve_bytes 1073741824$' "--reserve"
 
+run $G $S metrics $(sysroot gb10-loaded) --no-processes
+expect_rc 0 "--no-processes"
+expect_no_out '^sparkops_process' "--no-processes: no process series"
+expect_no_out 'source="processes"' "--no-processes: the skipped source is not called missing"
+promtool check metrics <"$OUT" >"$ERR" 2>&1
+_report $? "promtool check metrics: --no-processes"
+run $G $S metrics $(sysroot gb10-loaded)
+expect_out '^sparkops_source_ok\{source="processes",status="ok"\} 1$' "the process scan is a source"
+
 # --- usage ---------------------------------------------------------------------------
 run $S metrics --interval 5s
 expect_rc 2 "--interval without --textfile"
