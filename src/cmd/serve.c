@@ -154,10 +154,15 @@ int cmd_serve(int argc, char **argv)
 	if (!srv) {
 		free(col);
 		if (err == -EACCES || err == -EPERM) {
-			sp_error("'%s': cannot listen: %s (ports under 1024 need privileges)", so.listen, strerror(-err));
+			sp_error("'%s': cannot listen: %s (ports under 1024 need privileges)", so.listen,
+				 sp_serve_strerror(err));
 			return SP_EXIT_NOPERM;
 		}
-		sp_error("'%s': cannot listen: %s", so.listen, strerror(-err));
+		if (err == -ELIBACC || err == -ELIBBAD) {
+			sp_error("cannot serve: %s", sp_serve_strerror(err));
+			return SP_EXIT_TROUBLE;
+		}
+		sp_error("'%s': cannot listen: %s", so.listen, sp_serve_strerror(err));
 		return SP_EXIT_USAGE;
 	}
 	sp_note("serving http://%s/metrics", sp_serve_address(srv));

@@ -21,6 +21,16 @@ expect_rc 2 "--timeout 0"
 run $S serve extra
 expect_rc 2 "unexpected argument"
 
+# libmicrohttpd is loaded at run time: missing, or not libmicrohttpd at all
+run env SPARKOPS_MHD_LIB=/nonexistent/libmicrohttpd.so.12 $S serve --listen 127.0.0.1:0
+expect_rc 1 "no libmicrohttpd: trouble, not a crash"
+expect_err "^sparkops: cannot serve: libmicrohttpd.so.12 cannot be loaded \(install the package libmicrohttpd12\)$" "no libmicrohttpd: said in one line"
+run env SPARKOPS_MHD_LIB=libjansson.so.4 $S serve --listen 127.0.0.1:0
+expect_rc 1 "a library without the MHD symbols"
+expect_err "libmicrohttpd is too old" "a wrong library: said"
+run env SPARKOPS_MHD_LIB=/nonexistent $S metrics $(sysroot no-gpu)
+expect_rc 0 "metrics never needs libmicrohttpd"
+
 # --- the answers ---------------------------------------------------------------------------
 start_serve --listen 127.0.0.1:0
 _report $? "serve starts on a free loopback port"
