@@ -40,6 +40,7 @@ static struct {
 	enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
 	enum MHD_Result (*queue)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
 	void (*destroy)(struct MHD_Response *);
+	const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
 	int err;
 } M;
 static pthread_once_t M_once = PTHREAD_ONCE_INIT;
@@ -61,7 +62,7 @@ static void mhd_load(void)
 	    !SYM(from_buffer, "MHD_create_response_from_buffer") ||
 	    !SYM(from_buffer_free, "MHD_create_response_from_buffer_with_free_callback") ||
 	    !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
-	    !SYM(destroy, "MHD_destroy_response"))
+	    !SYM(destroy, "MHD_destroy_response") || !SYM(lookup, "MHD_lookup_connection_value"))
 		M.err = -ELIBBAD; /* the library is kept: its threads may not exist, but dlclose gains nothing */
 #undef SYM
 }
@@ -84,6 +85,7 @@ static const char index_html[] =
 static const char not_found[] = "not found: try /metrics\n";
 static const char not_allowed[] = "method not allowed: only GET and HEAD\n";
 static const char failed[] = "the exposition could not be written\n";
+static const char bad_request[] = "bad request: GET and HEAD take no body\n";
 
 struct sp_server {
 	struct MHD_Daemon *d;
@@ -96,7 +98,7 @@ struct sp_server {
 	double cached_at;
 	size_t size_hint;
 	unsigned long renders;
-	struct MHD_Response *r_index, *r_404, *r_405, *r_500;
+	struct MHD_Response *r_index, *r_400, *r_404, *r_405, *r_500;
 	char addr[80];
 };
 
@@ -216,14 +218,27 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			       const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
 	struct sp_server *srv = cls;
+	static int seen;
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)con_cls;
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
 	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	/* answered at once (and the connection closed): nothing of a body is read */
 	if (!get && !head)
 		return M.queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, srv->r_405);
+	if (!*con_cls) {
+		const char *cl = M.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if ((cl && strcmp(cl, "0") != 0) || M.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+			return M.queue(c, MHD_HTTP_BAD_REQUEST, srv->r_400);
+	} else if (*upload_data_size) {
+		return MHD_NO; /* a body after all: close */
+	}
+	/* the first call only says the headers are in; answering on the second
+	 * lets libmicrohttpd keep the connection alive for the next scrape */
+	if (!*con_cls) {
+		*con_cls = &seen;
+		return MHD_YES;
+	}
 	if (strcmp(url, "/") == 0)
 		return M.queue(c, MHD_HTTP_OK, srv->r_index);
 	if (strcmp(url, "/metrics") != 0)
@@ -266,7 +281,7 @@ static void fmt_addr(char *out, size_t n, const struct sockaddr_storage *ss)
 
 static void free_fixed(struct sp_server *srv)
 {
-	struct MHD_Response **rs[] = { &srv->r_index, &srv->r_404, &srv->r_405, &srv->r_500, &srv->cached };
+	struct MHD_Response **rs[] = { &srv->r_index, &srv->r_400, &srv->r_404, &srv->r_405, &srv->r_500, &srv->cached };
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (*rs[i]) {
 			M.destroy(*rs[i]);
@@ -315,10 +330,11 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 	srv->ctx = ctx;
 	srv->cache_s = o->cache_s;
 	srv->r_index = fixed(index_html, "text/html; charset=utf-8");
+	srv->r_400 = fixed(bad_request, "text/plain; charset=utf-8");
 	srv->r_404 = fixed(not_found, "text/plain; charset=utf-8");
 	srv->r_405 = fixed(not_allowed, "text/plain; charset=utf-8");
 	srv->r_500 = fixed(failed, "text/plain; charset=utf-8");
-	if (!srv->r_index || !srv->r_404 || !srv->r_405 || !srv->r_500) {
+	if (!srv->r_index || !srv->r_400 || !srv->r_404 || !srv->r_405 || !srv->r_500) {
 		free_fixed(srv);
 		free(srv);
 		close(fd);

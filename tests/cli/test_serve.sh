@@ -75,6 +75,16 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X FROB "http://$ADDR/metrics")
 [ "$code" = 405 ] || [ "$code" = 501 ] || [ "$code" = 400 ]
 _report $? "an unknown method is refused ($code)"
 
+# keep-alive: Prometheus reuses its connection between scrapes
+curl -sv -o /dev/null -o /dev/null "http://$ADDR/metrics" "http://$ADDR/metrics" 2>"$ERR"
+grep -q 'Re-using existing connection' "$ERR"
+_report $? "the connection is kept alive between scrapes"
+for h in "Content-Length: 2" "Transfer-Encoding: chunked"; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -X GET -H "$h" --data-binary 'xx' "http://$ADDR/metrics")
+	[ "$code" = 400 ]
+	_report $? "a GET with a body ($h) is 400 ($code)"
+done
+
 # the cache: within --cache the same reading, every scrape sees fresh values after it
 ts() { curl -s "http://$ADDR/metrics" | sed -n 's/^sparkops_sample_timestamp_seconds //p'; }
 a=$(ts)
