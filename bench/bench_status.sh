@@ -62,12 +62,10 @@ if scripts/deps.sh prometheus-node-exporter 2>/dev/null; then
 fi
 echo "$ne_line" >"$TMP/ne.sum"
 
-summ() { # file -> "wall cpu rss" (median wall of the rounds, mean cpu, max rss)
-	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	       w[NR] = v["wall_ms_p50"]; c += v["cpu_ms_mean"]; if (v["maxrss_kib"] > r) r = v["maxrss_kib"] }
-	     END { n = asort(w); printf "%s %.3f %d\n", w[int((n + 1) / 2)], c / NR, r }' "$1" 2>/dev/null ||
-	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	       w = v["wall_ms_p50"]; c += v["cpu_ms_mean"]; if (v["maxrss_kib"] > r) r = v["maxrss_kib"] }
+summ() { # file of rusage lines -> "wall cpu rss": median of the rounds' medians, mean CPU, max RSS
+	w=$(sed -n 's/.*wall_ms_p50=\([0-9.]*\).*/\1/p' "$1" | sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}')
+	awk -v w="$w" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	       c += v["cpu_ms_mean"]; if (v["maxrss_kib"] + 0 > r) r = v["maxrss_kib"] + 0 }
 	     END { printf "%s %.3f %d\n", w, c / NR, r }' "$1"
 }
 sp=$(summ "$TMP/sp")
