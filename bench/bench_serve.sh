@@ -79,17 +79,19 @@ for n in sp spall ne; do
 	curl -s "http://127.0.0.1:$port/metrics" >"$TMP/$n.body"
 	eval "${n}_bytes=$(wc -c <"$TMP/$n.body")"
 	eval "${n}_series=$(grep -vc '^#' "$TMP/$n.body")"
-	eval "${n}_t=0"
-	: >"$TMP/$n.lat"
 done
 
+measure() { # VERB MODE-TEXT
+VERB=$1
+MODE=$2
+for n in sp spall ne; do eval "${n}_t=0"; : >"$TMP/$n.lat"; done
 # alternate rounds so all three see the same load
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	for n in sp spall ne; do
 		eval "pid=\$${n}_PID; port=\$${n}_PORT; t=\$${n}_t"
 		a=$(ticks $pid)
-		"$TMP/httpc" get 127.0.0.1 $port /metrics "$PER" >>"$TMP/$n.lat"
+		"$TMP/httpc" $VERB 127.0.0.1 $port /metrics "$PER" >>"$TMP/$n.lat"
 		b=$(ticks $pid)
 		eval "${n}_t=$((t + b - a))"
 	done
@@ -105,11 +107,11 @@ row() { # NAME -> "ticks p50 p99 fails rss hwm bytes series"
 	f=$(sed -n 's/.*fail=\([0-9]*\).*/\1/p' "$TMP/$1.lat" | awk '{s+=$1} END{print s+0}')
 	echo "$t $p50 $p99 $f $(rss $pid) $(hwm $pid) $by $se $(pss $pid) $(uss $pid)"
 }
-{ row sp; row spall; row ne; } | awk -v n=$N -v hz=$HZ '
+{ row sp; row spall; row ne; } | awk -v n=$N -v hz=$HZ -v mode="$MODE" '
 { t[NR]=$1; p50[NR]=$2; p99[NR]=$3; f[NR]=$4; rss[NR]=$5; hwm[NR]=$6; by[NR]=$7; se[NR]=$8; pss[NR]=$9; uss[NR]=$10 }
 END {
 	for (i = 1; i <= 3; i++) cpu[i] = t[i] / 1e3 / n
-	printf "%d scrapes each, alternating rounds of 100, fresh readings on every scrape (sparkops --cache 0)\n", n
+	printf "%d scrapes each, %s, alternating rounds of 100, fresh readings on every scrape (sparkops --cache 0)\n", n, mode
 	printf "%-22s %16s %16s %14s %12s %12s\n", "", "sparkops (same", "sparkops (all,", "node_exporter", "ratio", "ratio"
 	printf "%-22s %16s %16s %14s %12s %12s\n", "", "sources)", "+ processes)", "", "same src", "all"
 	printf "%-22s %16.3f %16.3f %14.3f %11.1fx %11.1fx\n", "latency p50 (ms)", p50[1], p50[2], p50[3], p50[3]/p50[1], p50[3]/p50[2]
@@ -126,6 +128,10 @@ END {
 		(cpu[1] == 0 || cpu[3]/cpu[1] >= 10) ? "met" : "MISSED", (rss[3]/rss[1] >= 5) ? "met" : "MISSED",
 		(pss[3]/pss[1] >= 5) ? "met" : "MISSED"
 }'
+}
+measure getk "one kept-alive connection (as Prometheus scrapes)"
+echo
+measure get "a new connection per scrape"
 echo "(CPU from /proc/PID/task/*/schedstat over all scrapes; 'all' adds the /proc scan for servers and"
 echo " trainers, $(ls /proc | grep -c '^[0-9]') processes here, which node_exporter's four collectors do not do;"
 echo " sparkops also reads its cgroup (limit, usage, OOM counters) for the budget. RSS counts shared"
