@@ -165,12 +165,32 @@ static void head(struct sp_prom *w, const struct sp_prom_label *labels)
 	}
 }
 
+/* " 123\n" without printf: most values are integers (bytes, counts, 0/1) */
+static size_t fmt_u64(char *out, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out[0] = ' ';
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = tmp[n - 1 - i];
+	out[n + 1] = '\n';
+	return n + 2;
+}
+
 void sp_prom_sample(struct sp_prom *w, const struct sp_prom_label *labels, double v)
 {
 	if (!isfinite(v))
 		return; /* never a NaN standing in for "unknown" */
+	if (v >= 0 && v < 9.0e15 && v == floor(v)) {
+		sp_prom_sample_u64(w, labels, (uint64_t)v);
+		return;
+	}
 	char num[40];
-	/* integers print as integers; others with enough digits to round-trip a reading */
+	/* enough digits to round-trip a reading; integers above are exact */
 	if (v == floor(v) && fabs(v) < 9.0e15)
 		snprintf(num, sizeof num, " %.0f\n", v);
 	else
@@ -182,9 +202,9 @@ void sp_prom_sample(struct sp_prom *w, const struct sp_prom_label *labels, doubl
 void sp_prom_sample_u64(struct sp_prom *w, const struct sp_prom_label *labels, uint64_t v)
 {
 	char num[32];
-	snprintf(num, sizeof num, " %llu\n", (unsigned long long)v);
+	size_t n = fmt_u64(num, v);
 	head(w, labels);
-	puts_(w, num);
+	put(w, num, n);
 }
 
 size_t sp_prom_end(struct sp_prom *w)
