@@ -15,7 +15,8 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 endif
 
 PKGS_CFLAGS := $(shell pkg-config --cflags jansson libmicrohttpd 2>/dev/null)
-PKGS_LIBS   := $(shell pkg-config --libs jansson libmicrohttpd 2>/dev/null || echo -ljansson -lmicrohttpd)
+# libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build)
+PKGS_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wundef -Wpointer-arith -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wcast-qual -Wnull-dereference
