@@ -156,6 +156,9 @@ static const struct family families[] = {
 	{ "phi", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_NORM1 | F_HEAD_BIAS, 0 },
 	{ "gpt2", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS, 1 },
 	{ "gpt_bigcode", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS, 1 },
+	/* plain two-matrix MLPs with biases and LayerNorm (rotary positions) */
+	{ "phi", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
+	{ "gpt_neox", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
 	{ NULL, 0, 0 },
 };
 
