@@ -39,6 +39,7 @@ void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct)
 	a->slowdown_pct = slowdown_pct;
 	a->first_t = NAN;
 	a->baseline = NAN;
+	a->temp_min_since_base = a->power_at_base = NAN;
 	a->cause = SP_CAUSE_UNKNOWN;
 }
 
@@ -118,13 +119,21 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		power = true;
 		ev_add(ev, evlen, "%s turned on", first_reason(rnow & POWER_BITS & ~rref));
 	}
-	/* a plateau: power flat (within 5%) across the window while the die warms */
-	if (!isnan(now->gpu_power_w) && a->power_max_since_ref > 0 &&
-	    a->power_max_since_ref - a->power_min_since_ref <= 0.05 * a->power_max_since_ref &&
-	    !isnan(now->gpu_temp_c) && now->gpu_temp_c - a->temp_min_since_ref >= 3) {
-		power = true;
-		ev_add(ev, evlen, "power flat at %.0f W while the GPU warmed %.0f C", now->gpu_power_w,
-		       now->gpu_temp_c - a->temp_min_since_ref);
+	/* a plateau: power flat (within 5%) over the last samples, no higher than
+	 * during the baseline, while the die warmed since then */
+	if (a->npow >= SP_ATTR_PLATEAU_N && !isnan(now->gpu_temp_c) && !isnan(a->temp_min_since_base)) {
+		double lo = INFINITY, hi = 0;
+		for (int i = 0; i < SP_ATTR_PLATEAU_N; i++) {
+			lo = fmin(lo, a->pow_ring[i]);
+			hi = fmax(hi, a->pow_ring[i]);
+		}
+		bool flat = hi > 0 && hi - lo <= 0.05 * hi;
+		bool not_above = isnan(a->power_at_base) || hi <= 1.05 * a->power_at_base;
+		double warmed = now->gpu_temp_c - a->temp_min_since_base;
+		if (flat && not_above && warmed >= 3) {
+			power = true;
+			ev_add(ev, evlen, "power flat at %.0f W while the GPU warmed %.0f C", hi, warmed);
+		}
 	}
 	if (power)
 		return SP_CAUSE_POWER_CAP;
@@ -176,14 +185,26 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 	return SP_CAUSE_UNKNOWN;
 }
 
+/* A healthy sample: the window the evidence is judged over starts a few
+ * healthy samples back, so a reason that turned on just before the rate fell
+ * still counts as new. */
 static void window_reset(struct sp_attr *a, const struct sp_attr_obs *o)
 {
-	a->ref = *o;
+	const int cap = SP_ATTR_CONFIRM + 1;
+	memmove(a->hist + 1, a->hist, sizeof a->hist[0] * (size_t)(cap - 1));
+	a->hist[0] = *o;
+	if (a->nhist < cap)
+		a->nhist++;
+	a->ref = a->hist[a->nhist - 1];
 	a->have_ref = true;
 	a->competing_since_ref = false;
-	a->temp_min_since_ref = isnan(o->gpu_temp_c) ? INFINITY : o->gpu_temp_c;
-	a->power_min_since_ref = isnan(o->gpu_power_w) ? INFINITY : o->gpu_power_w;
-	a->power_max_since_ref = isnan(o->gpu_power_w) ? 0 : o->gpu_power_w;
+	a->temp_min_since_ref = INFINITY;
+	for (int i = 0; i < a->nhist; i++) {
+		if (a->hist[i].process_appeared)
+			a->competing_since_ref = true;
+		if (a->hist[i].gpu_temp_c < a->temp_min_since_ref)
+			a->temp_min_since_ref = a->hist[i].gpu_temp_c;
+	}
 }
 
 static void window_add(struct sp_attr *a, const struct sp_attr_obs *o)
@@ -192,17 +213,21 @@ static void window_add(struct sp_attr *a, const struct sp_attr_obs *o)
 		a->competing_since_ref = true;
 	if (!isnan(o->gpu_temp_c) && o->gpu_temp_c < a->temp_min_since_ref)
 		a->temp_min_since_ref = o->gpu_temp_c;
-	if (!isnan(o->gpu_power_w)) {
-		if (o->gpu_power_w < a->power_min_since_ref)
-			a->power_min_since_ref = o->gpu_power_w;
-		if (o->gpu_power_w > a->power_max_since_ref)
-			a->power_max_since_ref = o->gpu_power_w;
-	}
 }
 
 enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 {
 	bool rate_ok = !isnan(o->rate) && o->rate >= 0;
+	if (!isnan(o->gpu_power_w)) {
+		memmove(a->pow_ring + 1, a->pow_ring, sizeof(double) * (SP_ATTR_PLATEAU_N - 1));
+		a->pow_ring[0] = o->gpu_power_w;
+		if (a->npow < SP_ATTR_PLATEAU_N)
+			a->npow++;
+	} else {
+		a->npow = 0;
+	}
+	if (a->have_baseline && !isnan(o->gpu_temp_c) && !(o->gpu_temp_c >= a->temp_min_since_base))
+		a->temp_min_since_base = o->gpu_temp_c;
 	if (!a->have_ref)
 		window_reset(a, o);
 	else
@@ -224,6 +249,8 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 			qsort(tmp, (size_t)a->nbase, sizeof tmp[0], cmp_d);
 			a->baseline = tmp[a->nbase / 2];
 			a->have_baseline = a->baseline > 0;
+			a->temp_min_since_base = o->gpu_temp_c;
+			a->power_at_base = o->gpu_power_w;
 			window_reset(a, o);
 		}
 		return SP_ATTR_NONE;

@@ -19,6 +19,7 @@
 #define SP_ATTR_PSI_CPU 25.0       /* PSI cpu some avg10, % */
 #define SP_ATTR_PSI_IO 20.0        /* PSI io some avg10, % */
 #define SP_ATTR_MAX_BASE 512
+#define SP_ATTR_PLATEAU_N 4        /* samples of flat power that make a plateau */
 
 enum sp_cause {
 	SP_CAUSE_THERMAL, SP_CAUSE_POWER_CAP, SP_CAUSE_MEMORY, SP_CAUSE_COMPETING,
@@ -62,9 +63,15 @@ struct sp_attr {
 	char evidence[160];       /* "thermal reason sw_thermal_slowdown on; ..." */
 	/* the last healthy sample, the start of the window the evidence comes from */
 	bool have_ref;
-	struct sp_attr_obs ref;
+	struct sp_attr_obs ref;   /* the oldest of the last healthy samples */
+	struct sp_attr_obs hist[SP_ATTR_CONFIRM + 1];
+	int nhist;
 	bool competing_since_ref;
-	double temp_min_since_ref, power_min_since_ref, power_max_since_ref;
+	double temp_min_since_ref;
+	/* the plateau test looks further back: since the baseline was set */
+	double temp_min_since_base, power_at_base;
+	double pow_ring[SP_ATTR_PLATEAU_N];
+	int npow;
 };
 
 void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct);
