@@ -253,8 +253,8 @@ static void *guard_main(void *arg)
 				sp_warn("guard: memory pressure: PSI memory full %.1f%% above %.1f%%", psi, g->cfg.psi_full_pct);
 			} else {
 				snprintf(d, sizeof d, "free_bytes=%.0f floor_bytes=%llu", fr, (unsigned long long)g->cfg.min_free);
-				sp_warn("guard: free memory %s is below the %s floor", sp_fmt_gib(a, sizeof a, fr),
-					sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free));
+				sp_warn("guard: free memory %s is %.0f MiB below the %s floor", sp_fmt_gib(a, sizeof a, fr),
+					((double)g->cfg.min_free - fr) / 1048576.0, sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free));
 			}
 			guard_queue(w, SP_EV_GUARD_WARN, d);
 			break;
@@ -304,10 +304,21 @@ static void guard_drain(struct wl *w)
 
 /* ---- sampling ------------------------------------------------------------------------- */
 
+/* Our own stderr line while a tqdm bar sits unfinished on the terminal:
+ * start it on a line of its own, as tqdm.write does. */
+static void own_line(struct wl *w)
+{
+	if (w->prog[1].len > 0 && isatty(STDERR_FILENO)) {
+		ssize_t x = write(STDERR_FILENO, "\n", 1);
+		(void)x;
+	}
+}
+
 static void episode_line(struct wl *w, enum sp_attr_event e)
 {
 	struct sp_attr *a = &w->attr;
 	char d[256];
+	own_line(w);
 	if (e == SP_ATTR_EPISODE_START) {
 		snprintf(d, sizeof d, "cause=%s drop_pct=%.1f baseline=%.4g rate=%.4g evidence=%s",
 			 sp_cause_name(a->cause), a->drop_pct, a->baseline, a->last_rate, a->evidence);
