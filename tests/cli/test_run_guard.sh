@@ -21,7 +21,7 @@ expect_rc 2 "--guard-psi-full 0 is refused"
 # the fixture's MemFree (92 GiB) is under a 200 GiB floor from the start
 run $NONV $S run --interval 0.2 --log g1.csv --summary g1.json --guard-min-free 200G $FX -- $PC sleep 20
 expect_rc 143 "the guard stops the job with SIGTERM (128+15)"
-expect_err 'guard: free memory .* is below the 200.0 GiB floor' "the warning comes first"
+expect_err 'guard: free memory .* below the 200.0 GiB floor' "the warning comes first"
 expect_err 'guard: stopping the job: SIGTERM to 1 process' "then SIGTERM, said on stderr"
 grep -q ',event,guard_warn,free_bytes=' g1.csv && grep -q ',event,guard_term,signal=15 ' g1.csv
 _report $? "warn and term are log rows"
