@@ -36,4 +36,6 @@ int sp_print_help(const char *text);
 int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 #endif
