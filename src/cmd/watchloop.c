@@ -10,6 +10,7 @@
 #include "cmd/watchloop.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
+#include "util/harden.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -128,13 +129,6 @@ static void emit_event(struct wl *w, const char *ev, const char *detail)
 	struct sp_logrow r;
 	sp_logrow_event(&r, wall_now(), ev, detail);
 	emit(w, &r);
-}
-
-/* ---- the GPU read: one place, so a bounded-time reader can replace it -------- */
-
-static void read_gpu(struct sp_sample *s)
-{
-	sp_gpu_read(s);
 }
 
 /* ---- the job's process tree ---------------------------------------------------------- */
@@ -343,10 +337,10 @@ static void episode_line(struct wl *w, enum sp_attr_event e)
 static void take_sample(struct wl *w)
 {
 	struct sp_sample *s = &g_sample;
-	struct sp_read_opts ro = w->ro;
-	ro.what &= ~(unsigned)SP_READ_GPU;
-	sp_sample_read(s, &ro);
-	read_gpu(s);
+	/* the GPU is read by the GPU thread behind a deadline (probe/gpuwatch.c):
+	 * a hung driver costs this sample at most ro.gpu_timeout_s, and the
+	 * guard, on its own thread, never waits for it at all */
+	sp_sample_read(s, &w->ro);
 	scan_tree(w, &g_tree);
 	if (!w->oom_first_ok && sp_ok(s->cg.oom_kill.why)) {
 		w->oom_kill_first = s->cg.oom_kill.v;
@@ -530,6 +524,13 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		w->log_ok = true;
 		sp_note("logging to '%s' every %gs", logname, o->interval_s);
 	}
+	/* the watcher must outlive the pressure it watches: locked in memory,
+	 * and (as root) a low OOM score of its own; the job is already forked
+	 * and keeps its own */
+	char hw[256] = "";
+	sp_harden_process(SP_HARDEN_ALL, hw, sizeof hw);
+	if (hw[0])
+		sp_warn("%s", hw);
 	if (o->guard_flush_asked && !o->guard.can_flush)
 		sp_note("guard: --guard-flush needs root; the guard will skip the page cache flush");
 

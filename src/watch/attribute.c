@@ -2,6 +2,7 @@
 /* Slowdown episodes and their causes. See attribute.h and docs/run.md. */
 #include "watch/attribute.h"
 #include "probe/sample.h"
+#include "util/sort.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -246,7 +247,7 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 		if (o->t - a->first_t >= a->window_s && a->nbase > 0) {
 			double tmp[SP_ATTR_MAX_BASE];
 			memcpy(tmp, a->base, sizeof(double) * (size_t)a->nbase);
-			qsort(tmp, (size_t)a->nbase, sizeof tmp[0], cmp_d);
+			sp_sort(tmp, (size_t)a->nbase, sizeof tmp[0], cmp_d); /* qsort may malloc */
 			a->baseline = tmp[a->nbase / 2];
 			a->have_baseline = a->baseline > 0;
 			a->temp_min_since_base = o->gpu_temp_c;
