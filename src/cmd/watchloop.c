@@ -41,6 +41,10 @@
 
 #define LIVE_PROC "/proc" /* the job runs on this machine, whatever --procfs says */
 #define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
+/* At short intervals the two scans of every process (competing processes,
+ * the job's tree) run at most this often; between them the job's known
+ * processes are re-read alone. Keeps a 1 s sample cheap on a busy machine. */
+#define SCAN_EVERY_S 5.0
 
 void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
 {
@@ -92,6 +96,8 @@ struct wl {
 	uint64_t oom_kill_first;
 	bool oom_first_ok;
 	struct sp_read_opts ro;
+	double last_scan;    /* monotonic time of the last full process scans */
+	bool scanned;
 	/* guard thread */
 	pthread_t gthread;
 	bool gthread_on;
@@ -340,8 +346,19 @@ static void take_sample(struct wl *w)
 	/* the GPU is read by the GPU thread behind a deadline (probe/gpuwatch.c):
 	 * a hung driver costs this sample at most ro.gpu_timeout_s, and the
 	 * guard, on its own thread, never waits for it at all */
-	sp_sample_read(s, &w->ro);
-	scan_tree(w, &g_tree);
+	double t = sp_mono_now();
+	bool full = !w->scanned || t - w->last_scan >= SCAN_EVERY_S || w->o->interval_s >= SCAN_EVERY_S;
+	struct sp_read_opts ro = w->ro;
+	if (!full)
+		ro.what &= ~(unsigned)SP_READ_PROCS;
+	sp_sample_read(s, &ro);
+	if (full) {
+		scan_tree(w, &g_tree);
+		w->last_scan = t;
+		w->scanned = true;
+	} else {
+		sp_tree_refresh(&g_tree, LIVE_PROC);
+	}
 	if (!w->oom_first_ok && sp_ok(s->cg.oom_kill.why)) {
 		w->oom_kill_first = s->cg.oom_kill.v;
 		w->oom_first_ok = true;
@@ -349,7 +366,7 @@ static void take_sample(struct wl *w)
 
 	struct sp_logrow rows[24];
 	bool appeared = false;
-	int n = sp_events_diff(&w->ev, s, g_tree.pids, g_tree.n, rows, 24, &appeared);
+	int n = sp_events_diff(&w->ev, s, full, g_tree.pids, g_tree.n, rows, 24, &appeared);
 	for (int i = 0; i < n; i++)
 		emit(w, &rows[i]);
 

@@ -310,6 +310,25 @@ int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_r
 	return 0;
 }
 
+void sp_tree_refresh(struct sp_tree *t, const char *proc)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char path[512], buf[1024];
+	int k = 0;
+	t->rss_bytes = 0;
+	for (int i = 0; i < t->n; i++) {
+		snprintf(path, sizeof path, "%s/%d/stat", proc, (int)t->pids[i]);
+		size_t len;
+		pid_t pp;
+		uint64_t rss;
+		if (sp_read_file(path, buf, sizeof buf, &len) < 0 || sp_stat_parse(buf, len, &pp, &rss) < 0)
+			continue; /* it ended */
+		t->pids[k++] = t->pids[i];
+		t->rss_bytes += rss * page;
+	}
+	t->n = k;
+}
+
 int sp_tree_signal(const struct sp_tree *t, int sig)
 {
 	int n = 0;

@@ -41,6 +41,9 @@ struct sp_tree {
  * `skip` and its descendants (skip 0: none). proc is the /proc to read (the
  * live one: the job runs here whatever --procfs says). Returns 0 or -errno. */
 int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_root, pid_t skip);
+/* Re-read the rss of the processes already in the tree (one stat read each),
+ * dropping those that ended: the cheap sample between full scans. */
+void sp_tree_refresh(struct sp_tree *t, const char *proc);
 /* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
 int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages);
 /* Send sig to every process of the tree; returns how many were signalled. */

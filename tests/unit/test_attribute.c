@@ -297,13 +297,13 @@ static void events(void **st)
 	s.nprocs = 1;
 	s.procs[0].pid = 42; /* the job itself */
 	int skip[] = { 42 };
-	assert_int_equal(sp_events_diff(&e, &s, skip, 1, rows, 16, &app), 0);
+	assert_int_equal(sp_events_diff(&e, &s, true, skip, 1, rows, 16, &app), 0);
 	s.gpus[0].reasons.v = SP_REASON_SW_THERMAL | SP_REASON_SW_POWER_CAP;
 	s.nprocs = 2;
 	s.procs[1].pid = 77;
 	strcpy(s.procs[1].name, "vllm");
 	s.procs[1].kind = SP_PROC_SERVER;
-	int n = sp_events_diff(&e, &s, skip, 1, rows, 16, &app);
+	int n = sp_events_diff(&e, &s, true, skip, 1, rows, 16, &app);
 	assert_int_equal(n, 3);
 	assert_true(app);
 	assert_string_equal(rows[0].event, "reason_on");
@@ -313,16 +313,22 @@ static void events(void **st)
 	assert_non_null(strstr(rows[2].detail, "pid=77 name=vllm kind=inference_server"));
 	s.gpus[0].reasons.v = SP_REASON_SW_POWER_CAP;
 	s.gpu_status = SP_TIMEOUT;
-	n = sp_events_diff(&e, &s, skip, 1, rows, 16, &app);
+	n = sp_events_diff(&e, &s, true, skip, 1, rows, 16, &app);
 	assert_false(app);
 	assert_int_equal(n, 2);
 	assert_string_equal(rows[0].event, "gpu_unavailable");
 	assert_string_equal(rows[0].detail, "timeout");
 	assert_string_equal(rows[1].event, "reason_off");
 	s.gpu_status = SP_OK;
-	n = sp_events_diff(&e, &s, skip, 1, rows, 16, &app);
+	n = sp_events_diff(&e, &s, true, skip, 1, rows, 16, &app);
 	assert_int_equal(n, 1);
 	assert_string_equal(rows[0].event, "gpu_available");
+	/* a sample without a process scan: nothing vanishes, nothing appears */
+	s.nprocs = 0;
+	assert_int_equal(sp_events_diff(&e, &s, false, skip, 1, rows, 16, &app), 0);
+	s.nprocs = 2;
+	assert_int_equal(sp_events_diff(&e, &s, true, skip, 1, rows, 16, &app), 0);
+	assert_false(app);
 }
 
 int main(void)
