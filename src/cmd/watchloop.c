@@ -700,6 +700,10 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			if (WTERMSIG(status) == SIGKILL && w->oom_first_ok && sp_ok(g_sample.cg.oom_kill.why) &&
 			    oom_now > w->oom_kill_first)
 				by = "oom_kill";
+			/* the kernel's own word, where we may read it (not in a fixture run) */
+			else if (WTERMSIG(status) == SIGKILL && !sp_paths_is_fixture() &&
+				 sp_kmsg_check_oom(w->child.pid) == 1)
+				by = "oom_kill";
 		}
 		if (atomic_load(&w->guard_stopped))
 			by = "guard";

@@ -268,6 +268,18 @@ static void stat_parse(void **st)
 	assert_int_equal(sp_stat_parse("1 (x) S 5 1", 11, &pp, &rss), -1); /* cut short */
 }
 
+static void kmsg_match(void **st)
+{
+	(void)st;
+	const char *a = "6,1234,5678,-;Out of memory: Killed process 4321 (python3) total-vm:9000kB, anon-rss:8000kB";
+	const char *b = "3,99,1,-;Memory cgroup out of memory: Killed process 77 (pt_main_thread) total-vm:1kB";
+	assert_true(sp_kmsg_oom_killed(a, strlen(a), 4321));
+	assert_false(sp_kmsg_oom_killed(a, strlen(a), 432));
+	assert_false(sp_kmsg_oom_killed(a, strlen(a), 43210));
+	assert_true(sp_kmsg_oom_killed(b, strlen(b), 77));
+	assert_false(sp_kmsg_oom_killed("Killed process", 14, 1));
+}
+
 static void tree_of_self(void **st)
 {
 	(void)st;
@@ -336,7 +348,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(causes),      cmocka_unit_test(episode_ends), cmocka_unit_test(baseline_rules),
 		cmocka_unit_test(guard_ladder), cmocka_unit_test(guard_sleep), cmocka_unit_test(stat_parse),
-		cmocka_unit_test(tree_of_self), cmocka_unit_test(events),
+		cmocka_unit_test(tree_of_self), cmocka_unit_test(kmsg_match), cmocka_unit_test(events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
