@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cause_names[SP_CAUSE_N] = {
+static const char *const cause_names[SP_AC_N] = {
 	"thermal", "power_cap", "memory_pressure", "competing_process", "cpu_contention", "io_stall", "unknown",
 };
 
-const char *sp_cause_name(enum sp_cause c)
+const char *sp_attr_cause_name(enum sp_attr_cause c)
 {
-	return (unsigned)c < SP_CAUSE_N ? cause_names[c] : "unknown";
+	return (unsigned)c < SP_AC_N ? cause_names[c] : "unknown";
 }
 
 #define THERMAL_BITS (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN)
@@ -41,7 +41,7 @@ void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct)
 	a->first_t = NAN;
 	a->baseline = NAN;
 	a->temp_min_since_base = a->power_at_base = NAN;
-	a->cause = SP_CAUSE_UNKNOWN;
+	a->cause = SP_AC_UNKNOWN;
 }
 
 static int cmp_d(const void *x, const void *y)
@@ -79,7 +79,7 @@ static bool grew(double ref, double now, double by)
 	return !isnan(ref) && !isnan(now) && now - ref > by;
 }
 
-enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
 			    char *ev, size_t evlen)
 {
 	ev[0] = 0;
@@ -108,7 +108,7 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		ev_add(ev, evlen, "SoC at %.0f C", now->soc_temp_c);
 	}
 	if (thermal)
-		return SP_CAUSE_THERMAL;
+		return SP_AC_THERMAL;
 
 	bool pl1_now = !isnan(now->pl1_w) && now->pl1_cap_w > 0 && now->pl1_w >= SP_ATTR_PL1_AT_CAP * now->pl1_cap_w;
 	bool pl1_ref = !isnan(ref->pl1_w) && ref->pl1_cap_w > 0 && ref->pl1_w >= SP_ATTR_PL1_AT_CAP * ref->pl1_cap_w;
@@ -137,7 +137,7 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		}
 	}
 	if (power)
-		return SP_CAUSE_POWER_CAP;
+		return SP_AC_POWER_CAP;
 
 	bool mem = false;
 	if (!isnan(now->psi_mem_some) && now->psi_mem_some >= SP_ATTR_PSI_MEM) {
@@ -158,32 +158,32 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		       now->page_cache / 1073741824.0);
 	}
 	if (mem)
-		return SP_CAUSE_MEMORY;
+		return SP_AC_MEMORY;
 	if (a->competing_since_ref || now->process_appeared) {
 		ev_add(ev, evlen, "a memory-heavy process appeared");
-		return SP_CAUSE_COMPETING;
+		return SP_AC_COMPETING;
 	}
 	if (!isnan(now->psi_cpu_some) && now->psi_cpu_some >= SP_ATTR_PSI_CPU &&
 	    (isnan(ref->psi_cpu_some) || now->psi_cpu_some >= ref->psi_cpu_some + 10)) {
 		ev_add(ev, evlen, "PSI cpu some %.1f%%", now->psi_cpu_some);
-		return SP_CAUSE_CPU;
+		return SP_AC_CPU;
 	}
 	if (!isnan(now->psi_io_some) && now->psi_io_some >= SP_ATTR_PSI_IO) {
 		ev_add(ev, evlen, "PSI io some %.1f%%", now->psi_io_some);
-		return SP_CAUSE_IO;
+		return SP_AC_IO;
 	}
 	/* nothing new: reasons that were already on still say something */
 	if (rnow & THERMAL_BITS) {
 		ev_add(ev, evlen, "%s on (already before the drop)", first_reason(rnow & THERMAL_BITS));
-		return SP_CAUSE_THERMAL;
+		return SP_AC_THERMAL;
 	}
 	if (pl1_now || (rnow & POWER_BITS)) {
 		ev_add(ev, evlen, pl1_now ? "PL1 at its cap (already before the drop)" : "%s on (already before the drop)",
 		       first_reason(rnow & POWER_BITS));
-		return SP_CAUSE_POWER_CAP;
+		return SP_AC_POWER_CAP;
 	}
 	ev_add(ev, evlen, "no thermal, power, memory, CPU or I/O evidence in the window");
-	return SP_CAUSE_UNKNOWN;
+	return SP_AC_UNKNOWN;
 }
 
 /* A healthy sample: the window the evidence is judged over starts a few

@@ -91,4 +91,26 @@ run env SPARKOPS_NVML_LIB=/nonexistent $S run --interval 0.1 --log re.csv --prog
 expect_rc 0 "a job with a custom progress format"
 awk -F, '$3=="sample" && $(NF-1)=="7.5000" && $NF=="rate" {ok=1} END {exit !ok}' re.csv
 _report $? "--progress-regex: the capture group is the rate"
+# --metrics-listen: the loop's latest sample and the job's state, over HTTP
+if command -v curl >/dev/null 2>&1; then
+	run $S run --metrics-listen nowhere -- true
+	expect_rc 2 "a bad --metrics-listen address"
+	env SPARKOPS_NVML_LIB=/nonexistent $S run $FAST --log ml.csv --metrics-listen 127.0.0.1:0 $(root none) -- \
+		$PC tqdm 10 2 5 3 >/dev/null 2>ml.err &
+	sp=$!
+	i=0
+	while ! grep -q 'metrics at http' ml.err 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	url=$(sed -n 's/.*metrics at \(http[^ ]*\).*/\1/p' ml.err | head -1)
+	sleep 1.2
+	curl -s "$url" >m1.txt
+	sleep 1.4
+	curl -s "$url" >m2.txt
+	wait $sp
+	OUT=m1.txt
+	expect_out '^sparkops_job_throughput_per_second\{.*\} 10$' "--metrics-listen: the job's throughput"
+	expect_out '^sparkops_memory_|^sparkops_pool_|^sparkops_.*_bytes' "--metrics-listen: the sample's families"
+	OUT=m2.txt
+	expect_out '^sparkops_job_slowdown_cause\{.*cause="unknown".*\} 1' "--metrics-listen: the slowdown cause while it lasts"
+	expect_out '^sparkops_job_slowdown_episodes_total.* 1$' "--metrics-listen: the episode count"
+fi
 done_testing

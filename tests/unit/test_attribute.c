@@ -21,11 +21,11 @@
 /* A run at 10 it/s that falls to 6 it/s at t=drop; tweak() adds evidence. */
 typedef void (*tweak_fn)(struct sp_attr_obs *o, double t, double drop);
 
-static enum sp_cause script(tweak_fn tweak, int *start_at, int *end_at, bool recover)
+static enum sp_attr_cause script(tweak_fn tweak, int *start_at, int *end_at, bool recover)
 {
 	struct sp_attr a;
 	sp_attr_init(&a, 10, 15);
-	enum sp_cause cause = SP_CAUSE_N;
+	enum sp_attr_cause cause = SP_AC_N;
 	*start_at = *end_at = -1;
 	for (int t = 0; t < 60; t++) {
 		struct sp_attr_obs o;
@@ -128,22 +128,22 @@ static void causes(void **st)
 {
 	(void)st;
 	int s, e;
-	assert_int_equal(script(NULL, &s, &e, false), SP_CAUSE_UNKNOWN);
+	assert_int_equal(script(NULL, &s, &e, false), SP_AC_UNKNOWN);
 	assert_int_equal(s, 22); /* 3 samples below: t=20,21,22 */
 	assert_int_equal(e, -1);
-	assert_int_equal(script(tw_thermal, &s, &e, false), SP_CAUSE_THERMAL);
-	assert_int_equal(script(tw_thermal_viol, &s, &e, false), SP_CAUSE_THERMAL);
-	assert_int_equal(script(tw_power_pl1, &s, &e, false), SP_CAUSE_POWER_CAP);
-	assert_int_equal(script(tw_power_plateau, &s, &e, false), SP_CAUSE_POWER_CAP);
-	assert_int_equal(script(tw_power_frozen_counter, &s, &e, false), SP_CAUSE_UNKNOWN);
-	assert_int_equal(script(tw_memory, &s, &e, false), SP_CAUSE_MEMORY);
-	assert_int_equal(script(tw_swap, &s, &e, false), SP_CAUSE_MEMORY);
-	assert_int_equal(script(tw_cache, &s, &e, false), SP_CAUSE_MEMORY);
-	assert_int_equal(script(tw_competing, &s, &e, false), SP_CAUSE_COMPETING);
-	assert_int_equal(script(tw_cpu, &s, &e, false), SP_CAUSE_CPU);
-	assert_int_equal(script(tw_io, &s, &e, false), SP_CAUSE_IO);
-	assert_int_equal(script(tw_thermal_and_memory, &s, &e, false), SP_CAUSE_THERMAL);
-	assert_int_equal(script(tw_persistent_power, &s, &e, false), SP_CAUSE_POWER_CAP);
+	assert_int_equal(script(tw_thermal, &s, &e, false), SP_AC_THERMAL);
+	assert_int_equal(script(tw_thermal_viol, &s, &e, false), SP_AC_THERMAL);
+	assert_int_equal(script(tw_power_pl1, &s, &e, false), SP_AC_POWER_CAP);
+	assert_int_equal(script(tw_power_plateau, &s, &e, false), SP_AC_POWER_CAP);
+	assert_int_equal(script(tw_power_frozen_counter, &s, &e, false), SP_AC_UNKNOWN);
+	assert_int_equal(script(tw_memory, &s, &e, false), SP_AC_MEMORY);
+	assert_int_equal(script(tw_swap, &s, &e, false), SP_AC_MEMORY);
+	assert_int_equal(script(tw_cache, &s, &e, false), SP_AC_MEMORY);
+	assert_int_equal(script(tw_competing, &s, &e, false), SP_AC_COMPETING);
+	assert_int_equal(script(tw_cpu, &s, &e, false), SP_AC_CPU);
+	assert_int_equal(script(tw_io, &s, &e, false), SP_AC_IO);
+	assert_int_equal(script(tw_thermal_and_memory, &s, &e, false), SP_AC_THERMAL);
+	assert_int_equal(script(tw_persistent_power, &s, &e, false), SP_AC_POWER_CAP);
 }
 
 static void episode_ends(void **st)
@@ -190,8 +190,8 @@ static void baseline_rules(void **st)
 		strcpy(o.unit, "samples/s");
 		assert_int_equal(sp_attr_feed(&a, &o), SP_ATTR_NONE);
 	}
-	assert_string_equal(sp_cause_name(SP_CAUSE_POWER_CAP), "power_cap");
-	assert_string_equal(sp_cause_name(SP_CAUSE_MEMORY), "memory_pressure");
+	assert_string_equal(sp_attr_cause_name(SP_AC_POWER_CAP), "power_cap");
+	assert_string_equal(sp_attr_cause_name(SP_AC_MEMORY), "memory_pressure");
 }
 
 static void guard_ladder(void **st)
