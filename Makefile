@@ -40,7 +40,7 @@ UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps python3
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz
 

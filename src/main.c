@@ -11,6 +11,7 @@
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "report", cmd_report, "a run/watch log as a summary and a chart (SVG or HTML)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -34,4 +34,5 @@ int sp_print_help(const char *text);
 	"  -h, --help           this help\n"
 
 int cmd_status(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 #endif
