@@ -244,6 +244,45 @@ static void reader_lenient(void **st)
 	free(rd);
 }
 
+/* the reader's fast number path gives exactly what strtod gives */
+static void numbers_like_strtod(void **st)
+{
+	(void)st;
+	static const char *nums[] = { "0", "-0", "1", "98.6", "0.1", "0.3", "139.60", "128526065664", "1795939200.123",
+				      "2.3700", "-4.25", "999999999999999", "0.000000000000001", "123456789.12345",
+				      "1e5", "1234567890123456789", "00012.50" };
+	char line[4096], err[128];
+	struct sp_logrow r;
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		snprintf(line, sizeof line, "%s", hdr());
+		/* a sample row with gpu_power_w (column 19) set to the text */
+		char row[2048];
+		row_at(row, sizeof row, 1000, 50);
+		char *f = row;
+		for (int c = 0; c < 18; c++)
+			f = strchr(f, ',') + 1;
+		char *e = strchr(f, ',');
+		char out[2100];
+		snprintf(out, sizeof out, "%.*s%s%s", (int)(f - row), row, nums[i], e);
+		assert_int_equal(sp_logrow_parse(out, strlen(out), &r, err, sizeof err), 0);
+		double want = strtod(nums[i], NULL);
+		if (memcmp(&r.gpu_power_w, &want, sizeof want) != 0)
+			fail_msg("'%s' parsed as %.17g, strtod says %.17g", nums[i], r.gpu_power_w, want);
+	}
+	/* and what is not a number is still refused */
+	static const char *bad[] = { ".5x", "--1", "1.2.3", "nan", "inf", "1,5" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char row[2048], out[2100];
+		row_at(row, sizeof row, 1000, 50);
+		char *f = row;
+		for (int c = 0; c < 18; c++)
+			f = strchr(f, ',') + 1;
+		snprintf(out, sizeof out, "%.*s\"%s\"%s", (int)(f - row), row, bad[i], strchr(f, ','));
+		if (sp_logrow_parse(out, strlen(out), &r, err, sizeof err) == 0)
+			fail_msg("'%s' was taken for a number (%g)", bad[i], r.gpu_power_w);
+	}
+}
+
 /* ---- the chart --------------------------------------------------------------------------- */
 
 static void sample_row(struct sp_logrow *r, double t, double temp)
@@ -490,6 +529,7 @@ int main(void)
 		cmocka_unit_test(reader_cut_off),
 		cmocka_unit_test(reader_bad_logs),
 		cmocka_unit_test(reader_lenient),
+		cmocka_unit_test(numbers_like_strtod),
 		cmocka_unit_test(chart_keeps_spikes),
 		cmocka_unit_test(chart_gaps),
 		cmocka_unit_test(chart_reasons),
