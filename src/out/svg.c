@@ -287,7 +287,8 @@ static void shade_reasons(FILE *f, const struct sp_chart *c, const struct geo *g
 					fprintf(f,
 						"<rect class=\"shade reason\" data-reason=\"%s\" data-start=\"%.3f\" data-end=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%s\"><title>%s</title></rect>\n",
 						name, cs, ce, xs, ytop, wpx, ybot - ytop, col, op, name);
-					if (wpx >= 24 && lane_take(lane, xs + 2, strlen(name)))
+					if (wpx >= 24 && xs + 2 + 6.2 * (double)strlen(name) <= g->x1 &&
+					    lane_take(lane, xs + 2, strlen(name)))
 						fprintf(f, "<text class=\"shade-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">%s</text>\n",
 							xs + 2, ytop + 22, col, name);
 				}
