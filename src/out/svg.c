@@ -363,7 +363,8 @@ static void draw_marks(FILE *f, const struct sp_mark *m, int n, const struct geo
 	double last_x[NPANELS];
 	for (int p = 0; p < NPANELS; p++)
 		last_x[p] = -1e9;
-	size_t maxchars = (size_t)((g->bot[0] - g->top[0] - 8) / 6.0);
+	/* a label may run on through the next panel: it sits on its own line */
+	size_t maxchars = (size_t)((g->bot[1] - g->top[0] - 8) / 5.6);
 	if (maxchars > SP_CHART_LABEL)
 		maxchars = SP_CHART_LABEL;
 	fprintf(f, "<g id=\"%s\">\n", train ? "training-marks" : "marks");
@@ -383,10 +384,12 @@ static void draw_marks(FILE *f, const struct sp_mark *m, int n, const struct geo
 			int pi = train ? NPANELS - 1 - k : k;
 			if (x - last_x[pi] < 12)
 				continue;
-			double ty = g->top[pi] + 4;
+			/* run events hang from the top of a panel, training lines stand
+			 * on the bottom of one (reading upwards along the line) */
+			double ty = train ? g->bot[pi] - 4 : g->top[pi] + 4;
 			fprintf(f,
-				"<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-90 %.1f %.1f)\" text-anchor=\"end\" font-size=\"10\" fill=\"%s\">%s</text>",
-				x - 3, ty, x - 3, ty, mark_color(m[i].kind), shown);
+				"<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-90 %.1f %.1f)\" text-anchor=\"%s\" font-size=\"10\" fill=\"%s\">%s</text>",
+				x - 3, ty, x - 3, ty, train ? "start" : "end", mark_color(m[i].kind), shown);
 			last_x[pi] = x;
 			break;
 		}

@@ -207,7 +207,10 @@ static void line_done(struct sp_trainlog *tl)
 		tl->unparsed++;
 		return;
 	}
-	while (isspace((unsigned char)*s))
+	/* the label is the line without its timestamp (the mark's position says
+	 * when), and without the separators and brackets around it */
+	memmove(s + m[1].rm_so, s + m[1].rm_eo, strlen(s + m[1].rm_eo) + 1);
+	while (*s && (isspace((unsigned char)*s) || strchr("-:|>[],", *s)))
 		s++;
 	size_t n = strlen(s);
 	while (n && isspace((unsigned char)s[n - 1]))

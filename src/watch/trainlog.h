@@ -23,6 +23,7 @@ int sp_parse_when(const char *s, long offset_s, double day_ref, double *out);
 
 #define SP_TRAIN_LINE_MAX 8192
 
+/* line: the matched line without its timestamp, trimmed */
 typedef void (*sp_train_fn)(void *ctx, double t, const char *line);
 
 struct sp_trainlog {

@@ -199,6 +199,13 @@ expect_jq '.chart.training_marks == 1' "--training-regex picks lines"
 run $S report "$L/thermal-guard.csv" --training-log "$TL" --training-regex 'no group'
 expect_rc 2 "a regex without a group"
 
+# --- the README's example is what the code draws today ----------------------------------------
+top=$(cd "$(dirname "$0")/../.." && pwd)
+sh "$top/scripts/docs-img.sh" "${BUILD_DIR#$top/}" "$TMP/example.svg"
+cmp -s "$TMP/example.svg" "$top/docs/img/report-example.svg"
+_report $? "docs/img/report-example.svg is up to date (make docs-img)"
+svg_checks "$TMP/example.svg" "README example"
+
 # --- long runs: the chart stays small -------------------------------------------------------------------
 python3 "$MK" long "$TMP/day.csv" 24 30
 run $S report "$TMP/day.csv" --svg "$TMP/day.svg" --json

@@ -500,7 +500,9 @@ static void training_log(void **st)
 	assert_near(m.t[1], 1795939800, 1e-6);
 	assert_near(m.t[2], 1795940400, 1e-6);
 	assert_near(m.t[3], 1795941000, 1e-6);
-	assert_string_equal(m.line[3], "2026-11-29T08:30:00Z <b>done</b>"); /* trimmed; escaped later */
+	assert_string_equal(m.line[0], "INFO - step 10 loss 1.2"); /* the time is where the mark is */
+	assert_string_equal(m.line[1], "INFO|trainer.py:2134]  >> Saving model checkpoint");
+	assert_string_equal(m.line[3], "<b>done</b>"); /* trimmed; escaped later */
 	assert_int_equal(tl->lines, 5);
 	sp_trainlog_release(tl);
 
