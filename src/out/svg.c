@@ -539,7 +539,12 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 	if (s->rows_skipped)
 		fprintf(f, "; %ld bad rows skipped", s->rows_skipped);
 	if (c->train_dropped)
-		fprintf(f, "; %d training-log marks not shown", c->train_dropped);
+		fprintf(f, "; %d more training-log marks not shown", c->train_dropped);
+	if (c->marks_dropped)
+		fprintf(f, "; %d more run events not marked (the first %d are)", c->marks_dropped, SP_CHART_MAX_MARKS);
+	if (s->episodes_dropped)
+		fprintf(f, "; %d more slowdown episodes not shaded (the first %d are)", s->episodes_dropped,
+			SP_SUM_MAX_EPISODES);
 	fprintf(f, "</text>\n");
 	shading_legend(f, g.x1 - 590, 20);
 

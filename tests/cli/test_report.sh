@@ -227,4 +227,11 @@ svg_checks "$TMP/week.svg" "${H} h at 1 s"
 [ "$(xp "$TMP/week.svg" "string($G[@id='panel-temp']/@data-y-max)")" = 100 ]
 _report $? "a one-second spike still sets the scale"
 rm -f "$TMP/week.csv"
+# the worst case for the size: every reading jumps, every column is full
+python3 "$MK" noisy "$TMP/noisy.csv" 30000
+run $S report "$TMP/noisy.csv" --svg "$TMP/noisy.svg"
+expect_rc 0 "a log where every reading jumps"
+svg_checks "$TMP/noisy.svg" "noisy"
+grep -q 'more slowdown episodes not shaded' "$TMP/noisy.svg" && grep -q 'more run events not marked' "$TMP/noisy.svg"
+_report $? "noisy: the chart says what it left out"
 done_testing
