@@ -84,6 +84,11 @@ run $S report "$L/short.csv" --from 10:00 --to 09:00
 expect_rc 2 "--to before --from"
 run $S report "$L/short.csv" --training-regex '(x)'
 expect_rc 2 "--training-regex alone"
+run $S report "$L/short.csv" --svg "$TMP/no/such/dir/x.svg"
+expect_rc 5 "an unwritable --svg"
+expect_err "no/such/dir/x.svg': No such file or directory" "names the file it could not write"
+run $S report "$FIX"
+expect_rc 2 "a directory is not a log"
 
 # --- the chart ------------------------------------------------------------------------------
 svg_checks() { # FILE what
