@@ -17,7 +17,7 @@ int sp_chart_init(struct sp_chart *c, int ncols, double from, double to)
 	c->ncols = ncols;
 	c->from = from;
 	c->to = to;
-	c->t_first = c->t_last = c->prev_sample_t = c->interval = NAN;
+	c->t_first = c->t_last = c->t_seen = c->prev_sample_t = c->interval = NAN;
 	c->cells = calloc((size_t)SP_S_N * (size_t)ncols, sizeof *c->cells);
 	if (!c->cells)
 		return -1;
@@ -315,6 +315,8 @@ void sp_chart_add_row(struct sp_chart *c, const struct sp_logrow *r)
 		snprintf(c->tz, sizeof c->tz, "%c%02ld:%02ld", c->tz_offset_s < 0 ? '-' : '+', o / 3600 % 100,
 			 o / 60 % 60);
 	}
+	if (isnan(c->t_seen) || t > c->t_seen)
+		c->t_seen = t;
 	bool in = in_window(c, t);
 	if (in) {
 		if (!c->origin_set) {
@@ -339,10 +341,10 @@ void sp_chart_add_row(struct sp_chart *c, const struct sp_logrow *r)
 
 void sp_chart_finish(struct sp_chart *c)
 {
-	double end = isfinite(c->t_last) ? c->t_last : c->prev_sample_t;
+	/* a reason still on at the end lasted to the log's last row */
 	for (int i = 0; i < c->n_iv; i++)
 		if (isnan(c->iv[i].end))
-			c->iv[i].end = end;
+			c->iv[i].end = c->t_seen;
 }
 
 void sp_chart_add_train(struct sp_chart *c, double t, const char *label)

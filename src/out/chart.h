@@ -66,6 +66,7 @@ struct sp_chart {
 	double t0, w;          /* column i covers [t0 + i*w, t0 + (i+1)*w) */
 	bool origin_set, fixed_width;
 	double t_first, t_last; /* rows that fell in the window */
+	double t_seen;         /* the latest row, in the window or not */
 	long rows_in_window;
 	struct sp_cell *cells; /* SP_S_N * ncols, series-major */
 	bool pending_break[SP_S_N];

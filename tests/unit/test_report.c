@@ -407,6 +407,41 @@ static void chart_reasons(void **st)
 	free(c);
 }
 
+static void chart_window(void **st)
+{
+	(void)st;
+	struct sp_chart *c = malloc(sizeof *c);
+	assert_int_equal(sp_chart_init(c, 100, 100, 200), 0);
+	struct sp_logrow r;
+	for (int t = 0; t <= 400; t += 10) {
+		sample_row(&r, t, t == 150 ? 90 : 60);
+		r.gpu_reasons_ok = true;
+		r.gpu_reasons = (t >= 50 && t < 120) || t >= 300 ? 0x20 : 0;
+		sp_chart_add_row(c, &r);
+		if (t == 250) {
+			sp_logrow_event(&r, t, SP_EV_GUARD_WARN, "");
+			sp_chart_add_row(c, &r); /* outside the window: not marked */
+		}
+	}
+	sp_chart_finish(c);
+	assert_int_equal(c->rows_in_window, 11);
+	assert_near(c->t_first, 100, 1e-9);
+	assert_near(c->t_last, 200, 1e-9);
+	assert_int_equal(c->n_marks, 0);
+	/* reasons are followed outside the window too: the one on at 50 is
+	 * clipped when drawn; the one on at 300 lasts to the last row */
+	assert_int_equal(c->n_iv, 2);
+	assert_near(c->iv[0].start, 50, 1e-9);
+	assert_near(c->iv[0].end, 120, 1e-9);
+	assert_near(c->iv[1].start, 300, 1e-9);
+	assert_near(c->iv[1].end, 400, 1e-9);
+	/* the spike at 150 is in column 50 of 100 over [100, 200] */
+	assert_near(sp_chart_cell(c, SP_S_GPU_TEMP, 50)->max, 90, 1e-6);
+	assert_false(sp_chart_cell(c, SP_S_GPU_TEMP, 49)->max == 90.0f);
+	sp_chart_release(c);
+	free(c);
+}
+
 static void chart_reasons_bounded(void **st)
 {
 	(void)st;
@@ -535,6 +570,7 @@ int main(void)
 		cmocka_unit_test(chart_keeps_spikes),
 		cmocka_unit_test(chart_gaps),
 		cmocka_unit_test(chart_reasons),
+		cmocka_unit_test(chart_window),
 		cmocka_unit_test(chart_reasons_bounded),
 		cmocka_unit_test(when_forms),
 		cmocka_unit_test(training_log),
