@@ -526,10 +526,14 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 	char when[48], dur[32];
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M", &a);
 	sp_fmt_duration(dur, sizeof dur, g.tb - g.ta);
+	bool known = isfinite(c->t_first) || isfinite(c->from); /* is there a time axis at all */
 	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"15\" font-weight=\"bold\">sparkops report: ", ML);
 	sp_xml_fputs(f, o->title ? o->title : "log");
-	fprintf(f, "</text>\n<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#333\">from %s (UTC%s), %s shown", ML, when,
-		c->tz[0] ? c->tz : "+00:00", dur);
+	fprintf(f, "</text>\n<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#333\">", ML);
+	if (known)
+		fprintf(f, "from %s (UTC%s), %s shown", when, c->tz[0] ? c->tz : "+00:00", dur);
+	if (c->rows_in_window == 0)
+		fprintf(f, "%sno rows %s", known ? "; " : "", isfinite(c->from) || isfinite(c->to) ? "in this window" : "in the log");
 	if (s->ended)
 		fprintf(f, "; ended by %s%s", s->ended_by, s->exit_code >= 0 ? "" : "");
 	if (s->ended && s->exit_code >= 0)
@@ -559,7 +563,8 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 			draw_panel(f, c, &g, p, buf);
 		free(buf);
 	}
-	time_axis(f, &g, c->tz[0] ? c->tz : "+00:00");
+	if (known)
+		time_axis(f, &g, c->tz[0] ? c->tz : "+00:00");
 	draw_marks(f, c->marks, c->n_marks, &g, false);
 	draw_marks(f, c->train, c->n_train, &g, true);
 	fprintf(f, "</g>\n</svg>\n");

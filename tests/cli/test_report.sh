@@ -154,6 +154,13 @@ _report $? "missing readings are a gap in the line"
 grep -q '>09:40<' "$T" && grep -q 'local time (UTC+01:00)' "$T"
 _report $? "wall-clock ticks in the log's own offset"
 
+head -1 "$L/short.csv" >"$TMP/empty.csv"
+run $S report "$TMP/empty.csv" --svg "$TMP/empty.svg" --json
+expect_rc 0 "a log with a header and no rows"
+expect_jq '.samples == 0 and .rows == 0' "no rows is no rows"
+xmllint --noout "$TMP/empty.svg" 2>/dev/null && grep -q 'no rows in the log' "$TMP/empty.svg" && ! grep -q 1970 "$TMP/empty.svg"
+_report $? "an empty log draws empty panels, says so, and invents no dates"
+
 # --- HTML ----------------------------------------------------------------------------------------
 run $S report "$L/thermal-guard.csv" --html "$TMP/tg.html"
 expect_rc 0 "--html writes a page"
