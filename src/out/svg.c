@@ -49,25 +49,25 @@ struct line_style {
 
 struct panel {
 	const char *id, *title, *unit;
-	bool zero_based;
 	struct line_style ls[4];
 	int nls;
+	bool zero_based;
 };
 
 static const struct panel panels[NPANELS] = {
-	{ "pool", "pool", "GiB", true,
+	{ "pool", "pool", "GiB",
 	  { { SP_S_USED, "used", "#1f77b4", NULL },
 	    { SP_S_TOTAL, "total", "#555555", "6 3" },
-	    { SP_S_BUDGET, "budget (new job)", "#2ca02c", NULL } }, 3 },
-	{ "temp", "temperature", "\xC2\xB0" "C", false,
-	  { { SP_S_GPU_TEMP, "GPU", "#d62728", NULL }, { SP_S_SOC_TEMP, "SoC (acpitz)", "#ff7f0e", NULL } }, 2 },
-	{ "power", "power", "W", true,
+	    { SP_S_BUDGET, "budget (new job)", "#2ca02c", NULL } }, 3, true },
+	{ "temp", "temperature", "\xC2\xB0" "C",
+	  { { SP_S_GPU_TEMP, "GPU", "#d62728", NULL }, { SP_S_SOC_TEMP, "SoC (acpitz)", "#ff7f0e", NULL } }, 2, false },
+	{ "power", "power", "W",
 	  { { SP_S_GPU_POWER, "GPU", "#9467bd", NULL },
 	    { SP_S_SYS_POWER, "system", "#8c564b", NULL },
 	    { SP_S_PL1, "PL1", "#e377c2", NULL },
-	    { SP_S_PL1_CAP, "PL1 cap", "#e377c2", "6 3" } }, 4 },
-	{ "clock", "SM clock", "MHz", true, { { SP_S_SM_CLOCK, "GPU 0", "#17becf", NULL } }, 1 },
-	{ "throughput", "throughput", "", true, { { SP_S_THROUGHPUT, "job", "#1f77b4", NULL } }, 1 },
+	    { SP_S_PL1_CAP, "PL1 cap", "#e377c2", "6 3" } }, 4, true },
+	{ "clock", "SM clock", "MHz", { { SP_S_SM_CLOCK, "GPU 0", "#17becf", NULL } }, 1, true },
+	{ "throughput", "throughput", "", { { SP_S_THROUGHPUT, "job", "#1f77b4", NULL } }, 1, true },
 };
 
 static double nice_step(double raw)
@@ -211,7 +211,10 @@ static void time_axis(FILE *f, const struct geo *g, const char *tz)
 	double ybot = g->bot[NPANELS - 1];
 	int prev_yday = -1;
 	fprintf(f, "<g id=\"time-axis\" font-size=\"11\" fill=\"#333\" text-anchor=\"middle\">\n");
-	for (double t = first; t <= g->tb + 1e-6; t += step) {
+	for (int k = 0; k < 1000; k++) {
+		double t = first + k * step;
+		if (t > g->tb + 1e-6)
+			break;
 		double x = X(g, t);
 		struct tm tm;
 		local_tm(g, t, &tm);
@@ -450,7 +453,10 @@ static void draw_panel(FILE *f, const struct sp_chart *c, const struct geo *g, i
 		return;
 	}
 	fprintf(f, "<g font-size=\"10\" fill=\"#333\" text-anchor=\"end\">");
-	for (double v = y.lo; v <= y.hi + y.step * 1e-6; v += y.step) {
+	for (int k = 0; k < 100; k++) {
+		double v = y.lo + k * y.step;
+		if (v > y.hi + y.step * 1e-6)
+			break;
 		double yy = Y(g, pi, &y, v);
 		char b[32];
 		fmt_tick(b, sizeof b, v, y.step);
@@ -535,7 +541,7 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 	if (c->rows_in_window == 0)
 		fprintf(f, "%sno rows %s", known ? "; " : "", isfinite(c->from) || isfinite(c->to) ? "in this window" : "in the log");
 	if (s->ended)
-		fprintf(f, "; ended by %s%s", s->ended_by, s->exit_code >= 0 ? "" : "");
+		fprintf(f, "; ended by %s", s->ended_by);
 	if (s->ended && s->exit_code >= 0)
 		fprintf(f, " (exit code %d)", s->exit_code);
 	if (s->last_row_incomplete)

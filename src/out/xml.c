@@ -48,8 +48,7 @@ size_t sp_xml_escape(char *out, size_t n, const char *s, size_t maxin)
 	size_t len = strnlen(s, maxin);
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < len;) {
-		char tmp[8];
-		const char *rep = tmp;
+		const char *rep;
 		size_t rl = 1, adv = 1;
 		unsigned char c = u[i];
 		switch (c) {
@@ -60,11 +59,11 @@ size_t sp_xml_escape(char *out, size_t n, const char *s, size_t maxin)
 		case '\'': rep = "&#39;"; rl = 5; break;
 		default:
 			if (c < 0x20 || c == 0x7F) {
-				tmp[0] = ' ';
+				rep = " ";
 			} else {
 				size_t ul = utf8_len(u + i, len - i);
 				if (ul == 0) {
-					tmp[0] = '?';
+					rep = "?";
 				} else {
 					rep = s + i;
 					rl = adv = ul;
