@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char help[] =
@@ -69,12 +70,25 @@ struct ctx {
 	char err[160]; /* a --from/--to problem found at the first row */
 };
 
+/* Times in report are the log's wall-clock, whatever the zone of the machine
+ * reading it: the summary's clock times (localtime) follow the first row's
+ * UTC offset, as the chart's axis does. POSIX TZ counts west: +01:00 is
+ * "UTC-01:00". */
+static void use_log_zone(long off)
+{
+	char tz[32];
+	long a = off < 0 ? -off : off;
+	snprintf(tz, sizeof tz, "UTC%c%02ld:%02ld", off > 0 ? '-' : '+', a / 3600 % 100, a / 60 % 60);
+	setenv("TZ", tz, 1);
+	tzset();
+}
+
 static int resolve_window(struct ctx *x, const struct sp_logrow *first)
 {
 	long off = 0;
 	double ref = first ? first->unix_time : NAN;
-	if (first)
-		sp_iso_offset(first->time_iso, &off);
+	if (first && sp_iso_offset(first->time_iso, &off) == 0)
+		use_log_zone(off);
 	x->from = x->to = NAN;
 	if (x->from_s && sp_parse_when(x->from_s, off, ref, &x->from) < 0) {
 		snprintf(x->err, sizeof x->err, "--from: '%.60s' is not a time (ISO-8601, HH:MM or Unix seconds)", x->from_s);
