@@ -62,9 +62,14 @@ static int line_done(struct sp_logread *rd)
 		return 0; /* an empty line carries nothing; not worth failing a log for */
 	if (memchr(s, 0, n))
 		return bad(rd, "a NUL byte in the row");
-	char err[200], why[240];
+	char err[200], why[260];
 	if (sp_logrow_parse(s, n, &rd->row, err, sizeof err) < 0) {
-		snprintf(why, sizeof why, "%s", err);
+		/* the writer ends a row it could not finish (disk full) with '\n' and
+		 * goes on: a short row that starts like a row is most likely that */
+		int got = -1;
+		bool cut = sscanf(err, "expected %*d fields, got %d", &got) == 1 && got < sp_logrow_ncolumns() &&
+			   n > 11 && s[4] == '-' && s[10] == 'T';
+		snprintf(why, sizeof why, "%s%s", err, cut ? " (a row cut short, as a failed write leaves it)" : "");
 		return bad(rd, why);
 	}
 	double t = rd->row.unix_time;
