@@ -605,11 +605,15 @@ void sp_html_write(FILE *f, const char *svg, const char *summary_text, const cha
 			k++;
 		if (!*k || strcmp(k, "summary:") == 0)
 			continue;
+		/* the key ends at two spaces, or at the value column (16) when it
+		 * fills it ("  peak pool use 114.0 GiB") */
 		char *sep = strstr(k, "  ");
+		if (!sep && l > 16 && line[15] == ' ' && k < line + 15)
+			sep = line + 15;
 		fputs("<tr><th>", f);
 		if (sep) {
 			*sep = 0;
-			char *v = sep + 2;
+			char *v = sep + 1;
 			while (*v == ' ')
 				v++;
 			sp_xml_fputs(f, k);

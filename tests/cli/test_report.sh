@@ -176,6 +176,9 @@ run $S report "$L/thermal-guard.csv" --html "$TMP/tg.html"
 expect_rc 0 "--html writes a page"
 grep -q '<table class="summary">' "$TMP/tg.html" && grep -q '<svg ' "$TMP/tg.html" && grep -q '<th>guard</th>' "$TMP/tg.html"
 _report $? "the page holds the summary table and the chart"
+grep -q '<tr><th>peak pool use</th><td>114.0 GiB of 119.7 GiB at 10:49:30</td></tr>' "$TMP/tg.html" &&
+	grep -q '<tr><th>under sw_thermal_slowdown</th><td>30m00s</td></tr>' "$TMP/tg.html"
+_report $? "the summary's lines become key/value rows"
 ! grep -qi '<script' "$TMP/tg.html"
 _report $? "the page needs no scripts"
 sed -n '/<svg /,/<\/svg>/p' "$TMP/tg.html" | xmllint --noout - 2>/dev/null
