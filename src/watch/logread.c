@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void sp_logread_init(struct sp_logread *rd, sp_logread_fn fn, void *ctx, bool lenient)
@@ -66,9 +67,10 @@ static int line_done(struct sp_logread *rd)
 	if (sp_logrow_parse(s, n, &rd->row, err, sizeof err) < 0) {
 		/* the writer ends a row it could not finish (disk full) with '\n' and
 		 * goes on: a short row that starts like a row is most likely that */
-		int got = -1;
-		bool cut = sscanf(err, "expected %*d fields, got %d", &got) == 1 && got < sp_logrow_ncolumns() &&
-			   n > 11 && s[4] == '-' && s[10] == 'T';
+		const char *g = strncmp(err, "expected ", 9) == 0 ? strstr(err, ", got ") : NULL;
+		long got = g ? strtol(g + 6, NULL, 10) : -1;
+		bool cut = g && got < sp_logrow_ncolumns() && !strstr(g, "or more") && n > 11 && s[4] == '-' &&
+			   s[10] == 'T';
 		snprintf(why, sizeof why, "%s%s", err, cut ? " (a row cut short, as a failed write leaves it)" : "");
 		return bad(rd, why);
 	}
