@@ -44,7 +44,7 @@ UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
 DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3
 
-.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz
+.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
 
 MAN      := $(BUILD)/sparkops.1
 
@@ -131,6 +131,10 @@ uninstall:
 
 bench: all
 	@bench/run.sh $(BUILD)
+
+# the README's example chart (docs/img/report-example.svg), drawn from a fixture log
+docs-img: all
+	scripts/docs-img.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-fuzz build-tsan
