@@ -1,48 +1,90 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# sparkops plan on a Llama-3.1-70B-shaped folder of 30 shards (real headers,
-# sparse data: ~141 GB apparent): time and bytes read. Reading must stay in
-# the kilobytes. Against Python's safetensors header read where installed.
+# Reading a 70B-class model folder: 30 header-only sparse shards with
+# Llama-3.1-70B's tensor names and shapes (BF16, ~141 GB apparent size, no
+# data blocks on disk). Times `sparkops plan FOLDER --json` (or, when the
+# plan command is not in this build, bench/model_load.c: the same
+# sp_model_load the command calls), counts the bytes read (the tool's own
+# count and, with strace, every read/pread64 on the folder's files), and runs
+# Python's header read of the same folder beside it.
 BUILD=${1:-build}
-S="$BUILD/sparkops"
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+RUNS=${BENCH_RUNS:-20}
+for tool in python3 jq; do
+	command -v $tool >/dev/null 2>&1 || { echo "skip: $tool is not installed (it makes the folder / reads the JSON)"; exit 0; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 bench/mk70b.py "$tmp/llama-70b" || exit 1
-apparent=$(du -sb --apparent-size "$tmp/llama-70b" | cut -f1)
-ondisk=$(du -sk "$tmp/llama-70b" | cut -f1)
-echo "folder: 30 shards, $apparent bytes apparent, $ondisk KiB on disk"
-P="$S plan $tmp/llama-70b --method qlora --budget 119GiB --json"
-$P >"$tmp/out.json" || true
-jq -r '"sparkops: params \(.params), tensor bytes \(.model.weight_bytes), files read \(.model.files_read), bytes read \(.model.bytes_read)"' "$tmp/out.json"
-br=$(jq .model.bytes_read "$tmp/out.json")
-if [ "$br" -lt 10485760 ]; then echo "ok: $br bytes read (< 10 MiB) of $apparent"; else echo "FAIL: read $br bytes"; exit 1; fi
-# bytes the process read through the kernel, headers and all (strace: read/pread sizes)
+dir="$tmp/llama-3.1-70b"
+python3 tests/fixtures/models/mkmodels.py --sparse-70b "$dir" >/dev/null || exit 1
+apparent=$(du -s --apparent-size -B1 "$dir" | cut -f1)
+ondisk=$(du -s -B1 "$dir" | cut -f1)
+echo "folder: 30 shards, $apparent bytes apparent, $ondisk bytes on disk"
+
+if "$BUILD/sparkops" plan --help >/dev/null 2>&1; then
+	what="sparkops plan --json"
+	run_one() { "$BUILD/sparkops" plan "$dir" --json --budget 128G; }
+else
+	what="model_load driver (no plan command in this build)"
+	cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/model_load.c "$BUILD/libsparkops.a" \
+		$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -o "$tmp/model_load" || exit 1
+	run_one() { "$tmp/model_load" "$dir"; }
+fi
+echo "timing: $what, $RUNS runs"
+run_one >"$tmp/one.json" 2>"$tmp/one.err"
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+	cat "$tmp/one.err"
+	exit 1
+fi
+self=$(jq -r '.bytes_read // .model.bytes_read // empty' "$tmp/one.json" 2>/dev/null)
+
+now() { date +%s.%N; }
+t0=$(now)
+i=0
+while [ $i -lt "$RUNS" ]; do run_one >/dev/null 2>&1; i=$((i + 1)); done
+t1=$(now)
+c_ms=$(echo "$t0 $t1 $RUNS" | awk '{printf "%.2f", ($2 - $1) * 1000 / $3}')
+
+t0=$(now)
+i=0
+while [ $i -lt "$RUNS" ]; do python3 bench/st_headers.py "$dir" >"$tmp/py.json" || exit 1; i=$((i + 1)); done
+t1=$(now)
+py_ms=$(echo "$t0 $t1 $RUNS" | awk '{printf "%.2f", ($2 - $1) * 1000 / $3}')
+py_how=$(jq -r .how "$tmp/py.json")
+
+echo "sparkops: ${c_ms} ms per run; bytes read (its own count): ${self:-n/a}"
 if command -v strace >/dev/null 2>&1; then
-	strace -f -e trace=read,pread64 -o "$tmp/trace" $P >/dev/null 2>&1
-	awk -F'= ' '/^[0-9]+ +(read|pread64)\(/ { n = $NF + 0; if (n > 0) s += n } END { printf "syscalls: %d bytes read in total (libraries, /proc and headers included)\n", s }' "$tmp/trace"
-fi
-if command -v hyperfine >/dev/null 2>&1; then
-	hyperfine -N --warmup 3 --runs 30 "$P" 2>/dev/null | grep -E 'Time|Range'
-	if python3 -c 'import safetensors' 2>/dev/null; then
-		cat >"$tmp/st.py" <<PY
-import glob, safetensors
-n = 0
-for f in sorted(glob.glob("$tmp/llama-70b/*.safetensors")):
-    with safetensors.safe_open(f, "np") as h:
-        n += len(list(h.keys()))
-PY
-		hyperfine -N --warmup 3 --runs 30 "python3 $tmp/st.py" 2>/dev/null | grep -E 'Time|Range'
+	if [ -x "$tmp/model_load" ]; then
+		strace -f -y -e trace=read,pread64 -o "$tmp/strace" "$tmp/model_load" "$dir" >/dev/null 2>&1
 	else
-		# the same work by hand: the 8-byte length and the JSON header of each shard
-		cat >"$tmp/st.py" <<PY
-import glob, json, struct
-n = 0
-for f in sorted(glob.glob("$tmp/llama-70b/*.safetensors")):
-    with open(f, "rb") as h:
-        (k,) = struct.unpack("<Q", h.read(8))
-        n += len(json.loads(h.read(k)))
-PY
-		echo "python safetensors not installed (no Debian package): Python struct+json header read instead"
-		hyperfine -N --warmup 3 --runs 30 "python3 $tmp/st.py" 2>/dev/null | grep -E 'Time|Range'
+		strace -f -y -e trace=read,pread64 -o "$tmp/strace" "$BUILD/sparkops" plan "$dir" --json --budget 128G >/dev/null 2>&1
 	fi
+	traced=$(grep -F "$dir" "$tmp/strace" | sed -n 's/.*= \([0-9][0-9]*\)$/\1/p' | awk '{s += $1} END {print s + 0}')
+	echo "sparkops: bytes read from the folder's files (strace): $traced"
 fi
+strace -f -y -e trace=read,pread64 -o "$tmp/strace.py" python3 bench/st_headers.py "$dir" >/dev/null 2>&1 &&
+	pytraced=$(grep -F "$dir" "$tmp/strace.py" | sed -n 's/.*= \([0-9][0-9]*\)$/\1/p' | awk '{s += $1} END {print s + 0}')
+echo "python ($py_how header read): ${py_ms} ms per run; bytes read from the folder (strace): ${pytraced:-n/a}"
+echo "ratio per process: python / sparkops = $(echo "$py_ms $c_ms" | awk '{printf "%.1f", $1 / $2}')x"
+# in-process, without interpreter or process start-up: 100 loads in one process
+if [ -x "$tmp/model_load" ] || cc -O2 -std=c11 -D_GNU_SOURCE -Isrc bench/model_load.c "$BUILD/libsparkops.a" \
+	$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -o "$tmp/model_load"; then
+	t0=$(now)
+	"$tmp/model_load" "$dir" 100 >/dev/null
+	t1=$(now)
+	c_in=$(echo "$t0 $t1" | awk '{printf "%.3f", ($2 - $1) * 1000 / 100}')
+	py_in=$(python3 bench/st_headers.py "$dir" 100 | jq -r .ms_per_load)
+	echo "in-process: sparkops ${c_in} ms per load, python ${py_in} ms per load," \
+		"ratio $(echo "$py_in $c_in" | awk '{printf "%.1f", $1 / $2}')x"
+fi
+# the same totals both ways
+c_bf16=$(jq -r '.weight_bytes // .model.weight_bytes // empty' "$tmp/one.json" 2>/dev/null)
+py_bf16=$(jq -r '.bytes_by_dtype.BF16' "$tmp/py.json")
+[ -n "$c_bf16" ] && echo "weight bytes: sparkops $c_bf16, python $py_bf16"
+if [ -n "$self" ] && [ "$self" -gt 10485760 ]; then
+	echo "FAIL: read more than 10 MiB for a header-only folder"
+	exit 1
+fi
+exit 0

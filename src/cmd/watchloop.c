@@ -8,8 +8,11 @@
  * for the sampler or the GPU read, so a hung driver cannot stop it. */
 #include "cmd/cli.h"
 #include "cmd/watchloop.h"
+#include "out/prom.h"
+#include "out/serve_http.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
+#include "util/harden.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -40,6 +43,10 @@
 
 #define LIVE_PROC "/proc" /* the job runs on this machine, whatever --procfs says */
 #define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
+/* At short intervals the two scans of every process (competing processes,
+ * the job's tree) run at most this often; between them the job's known
+ * processes are re-read alone. Keeps a 1 s sample cheap on a busy machine. */
+#define SCAN_EVERY_S 5.0
 
 void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
 {
@@ -91,6 +98,8 @@ struct wl {
 	uint64_t oom_kill_first;
 	bool oom_first_ok;
 	struct sp_read_opts ro;
+	double last_scan;    /* monotonic time of the last full process scans */
+	bool scanned;
 	/* guard thread */
 	pthread_t gthread;
 	bool gthread_on;
@@ -103,6 +112,16 @@ struct wl {
 };
 
 static struct sp_sample g_sample; /* big: kept out of the stack */
+
+/* --metrics-listen: the server's thread renders the loop's latest sample and
+ * the job's state from this copy, under its lock; it never reads the machine. */
+static struct {
+	pthread_mutex_t lock;
+	bool on, have;
+	struct sp_sample s;
+	struct sp_prom_job job;
+	char command[64], unit[16];
+} g_metrics = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static struct sp_tree g_tree, g_guard_tree;
 static struct wl W;
 
@@ -128,13 +147,6 @@ static void emit_event(struct wl *w, const char *ev, const char *detail)
 	struct sp_logrow r;
 	sp_logrow_event(&r, wall_now(), ev, detail);
 	emit(w, &r);
-}
-
-/* ---- the GPU read: one place, so a bounded-time reader can replace it -------- */
-
-static void read_gpu(struct sp_sample *s)
-{
-	sp_gpu_read(s);
 }
 
 /* ---- the job's process tree ---------------------------------------------------------- */
@@ -253,8 +265,8 @@ static void *guard_main(void *arg)
 				sp_warn("guard: memory pressure: PSI memory full %.1f%% above %.1f%%", psi, g->cfg.psi_full_pct);
 			} else {
 				snprintf(d, sizeof d, "free_bytes=%.0f floor_bytes=%llu", fr, (unsigned long long)g->cfg.min_free);
-				sp_warn("guard: free memory %s is below the %s floor", sp_fmt_gib(a, sizeof a, fr),
-					sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free));
+				sp_warn("guard: free memory %s is %.0f MiB below the %s floor", sp_fmt_gib(a, sizeof a, fr),
+					((double)g->cfg.min_free - fr) / 1048576.0, sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free));
 			}
 			guard_queue(w, SP_EV_GUARD_WARN, d);
 			break;
@@ -302,41 +314,140 @@ static void guard_drain(struct wl *w)
 		emit(w, &rows[i]);
 }
 
+/* ---- --metrics-listen -------------------------------------------------------------------- */
+
+static enum sp_prom_cause prom_cause(enum sp_attr_cause c)
+{
+	switch (c) {
+	case SP_AC_THERMAL: return SP_CAUSE_THERMAL;
+	case SP_AC_POWER_CAP: return SP_CAUSE_POWER_CAP;
+	case SP_AC_MEMORY: return SP_CAUSE_MEMORY_PRESSURE;
+	case SP_AC_COMPETING: return SP_CAUSE_COMPETING_PROCESS;
+	case SP_AC_CPU: return SP_CAUSE_CPU_CONTENTION;
+	case SP_AC_IO: return SP_CAUSE_IO_CONTENTION;
+	default: return SP_CAUSE_UNKNOWN;
+	}
+}
+
+static void metrics_publish(struct wl *w, const struct sp_sample *s)
+{
+	pthread_mutex_lock(&g_metrics.lock);
+	memcpy(&g_metrics.s, s, sizeof *s);
+	struct sp_prom_job *j = &g_metrics.job;
+	j->pid = w->root > 0 ? (int)w->root : 0;
+	j->rate_ok = !isnan(w->rate);
+	j->rate = w->rate;
+	snprintf(g_metrics.unit, sizeof g_metrics.unit, "%s", w->unit);
+	char *sl = strstr(g_metrics.unit, "/s");
+	if (sl)
+		*sl = 0;
+	j->rate_unit = g_metrics.unit;
+	j->baseline_ok = w->attr.have_baseline;
+	j->baseline = w->attr.baseline;
+	j->cause_ok = w->attr.have_baseline;
+	j->cause = w->attr.in_episode ? prom_cause(w->attr.cause) : SP_CAUSE_NONE;
+	j->episodes = (uint64_t)w->sum.n_episodes;
+	g_metrics.have = true;
+	pthread_mutex_unlock(&g_metrics.lock);
+}
+
+/* the server's thread */
+static size_t metrics_fill(char *buf, size_t cap, void *ctx)
+{
+	(void)ctx;
+	struct sp_prom pw;
+	sp_prom_init(&pw, buf, cap);
+	struct sp_prom_info info = { SPARKOPS_VERSION, -1 };
+	pthread_mutex_lock(&g_metrics.lock);
+	if (g_metrics.have) {
+		sp_prom_write_sample(&pw, &g_metrics.s, &info);
+		sp_prom_job_append(&pw, &g_metrics.job);
+	}
+	pthread_mutex_unlock(&g_metrics.lock);
+	return sp_prom_end(&pw);
+}
+
+static struct sp_server *metrics_start(const struct sp_wl_opts *o, char **argv, double start_unix)
+{
+	g_metrics.job.start_unix = start_unix;
+	g_metrics.job.command = NULL;
+	if (argv) {
+		const char *b = strrchr(argv[0], '/');
+		snprintf(g_metrics.command, sizeof g_metrics.command, "%s", b ? b + 1 : argv[0]);
+		g_metrics.job.command = g_metrics.command;
+	}
+	struct sp_serve_opts so;
+	sp_serve_opts_init(&so);
+	so.listen = o->metrics_listen;
+	so.cache_s = 0; /* the body is a copy already */
+	int err = 0;
+	struct sp_server *srv = sp_serve_start(&so, metrics_fill, NULL, &err);
+	if (!srv) {
+		sp_error("--metrics-listen '%s': %s", o->metrics_listen, strerror(-err));
+		return NULL;
+	}
+	g_metrics.on = true;
+	sp_note("metrics at http://%s/metrics", sp_serve_address(srv));
+	return srv;
+}
+
 /* ---- sampling ------------------------------------------------------------------------- */
+
+/* Our own stderr line while a tqdm bar sits unfinished on the terminal:
+ * start it on a line of its own, as tqdm.write does. */
+static void own_line(struct wl *w)
+{
+	if (w->prog[1].len > 0 && isatty(STDERR_FILENO)) {
+		ssize_t x = write(STDERR_FILENO, "\n", 1);
+		(void)x;
+	}
+}
 
 static void episode_line(struct wl *w, enum sp_attr_event e)
 {
 	struct sp_attr *a = &w->attr;
 	char d[256];
+	own_line(w);
 	if (e == SP_ATTR_EPISODE_START) {
 		snprintf(d, sizeof d, "cause=%s drop_pct=%.1f baseline=%.4g rate=%.4g evidence=%s",
-			 sp_cause_name(a->cause), a->drop_pct, a->baseline, a->last_rate, a->evidence);
+			 sp_attr_cause_name(a->cause), a->drop_pct, a->baseline, a->last_rate, a->evidence);
 		for (char *p = strstr(d, "evidence=") + 9; *p; p++)
 			if (*p == ' ')
 				*p = '_';
 		emit_event(w, SP_EV_EPISODE_START, d);
 		sp_warn("slowdown: %.3g %s is %.0f%% under the %.3g %s baseline: %s (%s)%s", a->last_rate, a->unit,
-			a->drop_pct, a->baseline, a->unit, sp_cause_name(a->cause), a->evidence,
-			a->cause == SP_CAUSE_POWER_CAP
+			a->drop_pct, a->baseline, a->unit, sp_attr_cause_name(a->cause), a->evidence,
+			a->cause == SP_AC_POWER_CAP
 				? "; this is the platform's sustained power limit (PL1), expected under long load: "
 				  "not a reason to retune the batch size"
 				: "");
 	} else {
-		snprintf(d, sizeof d, "cause=%s rate=%.4g", sp_cause_name(a->cause), a->last_rate);
+		snprintf(d, sizeof d, "cause=%s rate=%.4g", sp_attr_cause_name(a->cause), a->last_rate);
 		emit_event(w, SP_EV_EPISODE_END, d);
 		sp_note("slowdown over: %.3g %s, back within %.0f%% of the baseline (it was %s)", a->last_rate, a->unit,
-			a->slowdown_pct, sp_cause_name(a->cause));
+			a->slowdown_pct, sp_attr_cause_name(a->cause));
 	}
 }
 
 static void take_sample(struct wl *w)
 {
 	struct sp_sample *s = &g_sample;
+	/* the GPU is read by the GPU thread behind a deadline (probe/gpuwatch.c):
+	 * a hung driver costs this sample at most ro.gpu_timeout_s, and the
+	 * guard, on its own thread, never waits for it at all */
+	double t = sp_mono_now();
+	bool full = !w->scanned || t - w->last_scan >= SCAN_EVERY_S || w->o->interval_s >= SCAN_EVERY_S;
 	struct sp_read_opts ro = w->ro;
-	ro.what &= ~(unsigned)SP_READ_GPU;
+	if (!full)
+		ro.what &= ~(unsigned)SP_READ_PROCS;
 	sp_sample_read(s, &ro);
-	read_gpu(s);
-	scan_tree(w, &g_tree);
+	if (full) {
+		scan_tree(w, &g_tree);
+		w->last_scan = t;
+		w->scanned = true;
+	} else {
+		sp_tree_refresh(&g_tree, LIVE_PROC);
+	}
 	if (!w->oom_first_ok && sp_ok(s->cg.oom_kill.why)) {
 		w->oom_kill_first = s->cg.oom_kill.v;
 		w->oom_first_ok = true;
@@ -344,7 +455,7 @@ static void take_sample(struct wl *w)
 
 	struct sp_logrow rows[24];
 	bool appeared = false;
-	int n = sp_events_diff(&w->ev, s, g_tree.pids, g_tree.n, rows, 24, &appeared);
+	int n = sp_events_diff(&w->ev, s, full, g_tree.pids, g_tree.n, rows, 24, &appeared);
 	for (int i = 0; i < n; i++)
 		emit(w, &rows[i]);
 
@@ -395,6 +506,8 @@ static void take_sample(struct wl *w)
 		episode_line(w, e);
 	}
 	emit(w, &r);
+	if (g_metrics.on)
+		metrics_publish(w, s);
 }
 
 /* ---- signals and children ------------------------------------------------------------------ */
@@ -474,6 +587,17 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		return sp_error("signalfd: %s", strerror(errno)), SP_EXIT_TROUBLE;
 	}
 
+	/* the endpoint first: a busy port must not leave a job started */
+	struct sp_server *srv = NULL;
+	if (o->metrics_listen) {
+		srv = metrics_start(o, o->argv, wall_now());
+		if (!srv) {
+			close(sfd);
+			sigprocmask(SIG_SETMASK, &orig, NULL);
+			return SP_EXIT_TROUBLE;
+		}
+	}
+
 	/* the job, or the process we watch */
 	int pidfd = -1;
 	if (o->argv) {
@@ -483,6 +607,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		int e = sp_child_spawn(&w->child, o->argv, &orig);
 		if (e < 0) {
 			sp_error("'%s': %s", o->argv[0], e == -ENOENT ? "command not found" : strerror(-e));
+			sp_serve_stop(srv);
 			close(sfd);
 			sigprocmask(SIG_SETMASK, &orig, NULL);
 			return e == -ENOENT ? 127 : 126;
@@ -493,6 +618,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		atomic_store(&w->job_alive, true);
 	} else if (o->pid > 0) {
 		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
+			sp_serve_stop(srv);
 			close(sfd);
 			sigprocmask(SIG_SETMASK, &orig, NULL);
 			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
@@ -519,6 +645,13 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		w->log_ok = true;
 		sp_note("logging to '%s' every %gs", logname, o->interval_s);
 	}
+	/* the watcher must outlive the pressure it watches: locked in memory,
+	 * and (as root) a low OOM score of its own; the job is already forked
+	 * and keeps its own */
+	char hw[256] = "";
+	sp_harden_process(SP_HARDEN_ALL, hw, sizeof hw);
+	if (hw[0])
+		sp_warn("%s", hw);
 	if (o->guard_flush_asked && !o->guard.can_flush)
 		sp_note("guard: --guard-flush needs root; the guard will skip the page cache flush");
 
@@ -671,6 +804,10 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			if (WTERMSIG(status) == SIGKILL && w->oom_first_ok && sp_ok(g_sample.cg.oom_kill.why) &&
 			    oom_now > w->oom_kill_first)
 				by = "oom_kill";
+			/* the kernel's own word, where we may read it (not in a fixture run) */
+			else if (WTERMSIG(status) == SIGKILL && !sp_paths_is_fixture() &&
+				 sp_kmsg_check_oom(w->child.pid) == 1)
+				by = "oom_kill";
 		}
 		if (atomic_load(&w->guard_stopped))
 			by = "guard";
@@ -688,6 +825,10 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		else
 			snprintf(d, sizeof d, "reason=duration");
 		emit_event(w, SP_EV_STOP, d);
+	}
+	if (srv) {
+		sp_serve_stop(srv);
+		g_metrics.on = false;
 	}
 	sp_summary_finish(&w->sum);
 	if (w->log.lost > 0)
@@ -787,6 +928,14 @@ int sp_wl_opt(struct sp_wl_opts *o, int c, const char *arg)
 	case SP_WL_GGRACE:
 		o->guard.grace_s = duration_arg(o, "--guard-grace", arg, 0);
 		return 1;
+	case SP_WL_METRICS: {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		if (sp_serve_parse_addr(arg, &ss, &sl) < 0)
+			sp_usage_error(o->cmdname, "--metrics-listen: '%s' is not ADDR:PORT (e.g. 127.0.0.1:9852)", arg);
+		o->metrics_listen = arg;
+		return 1;
+	}
 	case SP_WL_RESERVE:
 		if (sp_parse_size(arg, &o->reserve) < 0)
 			sp_usage_error(o->cmdname, "--reserve: '%s' is not a size", arg);

@@ -21,6 +21,7 @@ struct sp_wl_opts {
 	struct sp_guard_cfg guard;
 	bool guard_flush_asked;
 	uint64_t reserve;
+	const char *metrics_listen; /* --metrics-listen ADDR:PORT, NULL none */
 	/* run */
 	char **argv;              /* the job; NULL for watch */
 	/* watch */
@@ -35,7 +36,7 @@ int sp_watchloop(const struct sp_wl_opts *o);
 /* Options run and watch share: codes, the getopt_long entries, the help lines. */
 enum {
 	SP_WL_INTERVAL = 2001, SP_WL_LOG, SP_WL_SUMMARY, SP_WL_FSYNC, SP_WL_BASEWIN, SP_WL_SLOWDOWN,
-	SP_WL_GMINFREE, SP_WL_GPSI, SP_WL_GFLUSH, SP_WL_GGRACE, SP_WL_RESERVE,
+	SP_WL_GMINFREE, SP_WL_GPSI, SP_WL_GFLUSH, SP_WL_GGRACE, SP_WL_RESERVE, SP_WL_METRICS,
 };
 #define SP_WL_LONGOPTS                                                       \
 	{ "interval", required_argument, NULL, SP_WL_INTERVAL },             \
@@ -48,7 +49,8 @@ enum {
 	{ "guard-psi-full", required_argument, NULL, SP_WL_GPSI },           \
 	{ "guard-flush", no_argument, NULL, SP_WL_GFLUSH },                  \
 	{ "guard-grace", required_argument, NULL, SP_WL_GGRACE },            \
-	{ "reserve", required_argument, NULL, SP_WL_RESERVE }
+	{ "reserve", required_argument, NULL, SP_WL_RESERVE },               \
+	{ "metrics-listen", required_argument, NULL, SP_WL_METRICS }
 #define SP_WL_HELP \
 	"      --interval S        sample every S seconds (default 30; 1 is cheap)\n" \
 	"      --log FILE          the CSV log (default sparkops-YYYYmmdd-HHMMSS.csv here)\n" \
@@ -62,6 +64,8 @@ enum {
 	"      --guard-psi-full PCT   guard: act when PSI memory full avg10 stays above PCT\n" \
 	"      --guard-flush       guard: flush the page cache before stopping (root)\n" \
 	"      --guard-grace S     guard: SIGKILL S seconds after SIGTERM (default 10)\n" \
-	"      --reserve SIZE      memory kept back for the OS in the budget (default 4GiB)\n"
+	"      --reserve SIZE      memory kept back for the OS in the budget (default 4GiB)\n" \
+	"      --metrics-listen ADDR:PORT  also serve the latest sample and the job's\n" \
+	"                          throughput and slowdown cause at http://ADDR:PORT/metrics\n"
 /* Handle a shared option; returns 1 when it was one (usage errors exit). */
 int sp_wl_opt(struct sp_wl_opts *o, int c, const char *arg);

@@ -165,12 +165,32 @@ static void head(struct sp_prom *w, const struct sp_prom_label *labels)
 	}
 }
 
+/* " 123\n" without printf: most values are integers (bytes, counts, 0/1) */
+static size_t fmt_u64(char *out, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out[0] = ' ';
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = tmp[n - 1 - i];
+	out[n + 1] = '\n';
+	return n + 2;
+}
+
 void sp_prom_sample(struct sp_prom *w, const struct sp_prom_label *labels, double v)
 {
 	if (!isfinite(v))
 		return; /* never a NaN standing in for "unknown" */
+	if (v >= 0 && v < 9.0e15 && v == floor(v)) {
+		sp_prom_sample_u64(w, labels, (uint64_t)v);
+		return;
+	}
 	char num[40];
-	/* integers print as integers; others with enough digits to round-trip a reading */
+	/* enough digits to round-trip a reading; integers above are exact */
 	if (v == floor(v) && fabs(v) < 9.0e15)
 		snprintf(num, sizeof num, " %.0f\n", v);
 	else
@@ -182,9 +202,9 @@ void sp_prom_sample(struct sp_prom *w, const struct sp_prom_label *labels, doubl
 void sp_prom_sample_u64(struct sp_prom *w, const struct sp_prom_label *labels, uint64_t v)
 {
 	char num[32];
-	snprintf(num, sizeof num, " %llu\n", (unsigned long long)v);
+	size_t n = fmt_u64(num, v);
 	head(w, labels);
-	puts_(w, num);
+	put(w, num, n);
 }
 
 size_t sp_prom_end(struct sp_prom *w)
@@ -238,6 +258,9 @@ static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struc
 	sp_prom_sample(w, LBL({ "source", "cgroup" }, { "status", s->cg.version ? "ok" : "missing" }),
 		       s->cg.version != 0);
 	sp_prom_sample(w, LBL({ "source", "nvml" }, { "status", sp_why_key(s->gpu_status) }), s->gpu_status == SP_OK);
+	if (!info || !info->procs_skipped)
+		sp_prom_sample(w, LBL({ "source", "processes" }, { "status", s->procs_seen > 0 ? "ok" : "missing" }),
+			       s->procs_seen > 0);
 }
 
 static void write_pool(struct sp_prom *w, const struct sp_sample *s)
@@ -657,4 +680,15 @@ void sp_prom_job_append(struct sp_prom *w, const struct sp_prom_job *job)
 	if (job->cause_ok)
 		for (int c = 0; c < SP_CAUSE_N; c++)
 			sp_prom_sample(w, LBL({ "cause", cause_names[c] }), job->cause == (enum sp_prom_cause)c);
+}
+
+size_t sp_prom_render(char *buf, size_t cap, const struct sp_sample *s, const struct sp_prom_info *info,
+		      const struct sp_prom_job *job)
+{
+	struct sp_prom w;
+	sp_prom_init(&w, buf, cap);
+	sp_prom_write_sample(&w, s, info);
+	if (job)
+		sp_prom_job_append(&w, job);
+	return sp_prom_end(&w);
 }

@@ -2,6 +2,7 @@
 /* Slowdown episodes and their causes. See attribute.h and docs/run.md. */
 #include "watch/attribute.h"
 #include "probe/sample.h"
+#include "util/sort.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -9,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cause_names[SP_CAUSE_N] = {
+static const char *const cause_names[SP_AC_N] = {
 	"thermal", "power_cap", "memory_pressure", "competing_process", "cpu_contention", "io_stall", "unknown",
 };
 
-const char *sp_cause_name(enum sp_cause c)
+const char *sp_attr_cause_name(enum sp_attr_cause c)
 {
-	return (unsigned)c < SP_CAUSE_N ? cause_names[c] : "unknown";
+	return (unsigned)c < SP_AC_N ? cause_names[c] : "unknown";
 }
 
 #define THERMAL_BITS (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN)
@@ -39,7 +40,8 @@ void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct)
 	a->slowdown_pct = slowdown_pct;
 	a->first_t = NAN;
 	a->baseline = NAN;
-	a->cause = SP_CAUSE_UNKNOWN;
+	a->temp_min_since_base = a->power_at_base = NAN;
+	a->cause = SP_AC_UNKNOWN;
 }
 
 static int cmp_d(const void *x, const void *y)
@@ -77,7 +79,7 @@ static bool grew(double ref, double now, double by)
 	return !isnan(ref) && !isnan(now) && now - ref > by;
 }
 
-enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
 			    char *ev, size_t evlen)
 {
 	ev[0] = 0;
@@ -106,7 +108,7 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		ev_add(ev, evlen, "SoC at %.0f C", now->soc_temp_c);
 	}
 	if (thermal)
-		return SP_CAUSE_THERMAL;
+		return SP_AC_THERMAL;
 
 	bool pl1_now = !isnan(now->pl1_w) && now->pl1_cap_w > 0 && now->pl1_w >= SP_ATTR_PL1_AT_CAP * now->pl1_cap_w;
 	bool pl1_ref = !isnan(ref->pl1_w) && ref->pl1_cap_w > 0 && ref->pl1_w >= SP_ATTR_PL1_AT_CAP * ref->pl1_cap_w;
@@ -118,16 +120,24 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		power = true;
 		ev_add(ev, evlen, "%s turned on", first_reason(rnow & POWER_BITS & ~rref));
 	}
-	/* a plateau: power flat (within 5%) across the window while the die warms */
-	if (!isnan(now->gpu_power_w) && a->power_max_since_ref > 0 &&
-	    a->power_max_since_ref - a->power_min_since_ref <= 0.05 * a->power_max_since_ref &&
-	    !isnan(now->gpu_temp_c) && now->gpu_temp_c - a->temp_min_since_ref >= 3) {
-		power = true;
-		ev_add(ev, evlen, "power flat at %.0f W while the GPU warmed %.0f C", now->gpu_power_w,
-		       now->gpu_temp_c - a->temp_min_since_ref);
+	/* a plateau: power flat (within 5%) over the last samples, no higher than
+	 * during the baseline, while the die warmed since then */
+	if (a->npow >= SP_ATTR_PLATEAU_N && !isnan(now->gpu_temp_c) && !isnan(a->temp_min_since_base)) {
+		double lo = INFINITY, hi = 0;
+		for (int i = 0; i < SP_ATTR_PLATEAU_N; i++) {
+			lo = fmin(lo, a->pow_ring[i]);
+			hi = fmax(hi, a->pow_ring[i]);
+		}
+		bool flat = hi > 0 && hi - lo <= 0.05 * hi;
+		bool not_above = isnan(a->power_at_base) || hi <= 1.05 * a->power_at_base;
+		double warmed = now->gpu_temp_c - a->temp_min_since_base;
+		if (flat && not_above && warmed >= 3) {
+			power = true;
+			ev_add(ev, evlen, "power flat at %.0f W while the GPU warmed %.0f C", hi, warmed);
+		}
 	}
 	if (power)
-		return SP_CAUSE_POWER_CAP;
+		return SP_AC_POWER_CAP;
 
 	bool mem = false;
 	if (!isnan(now->psi_mem_some) && now->psi_mem_some >= SP_ATTR_PSI_MEM) {
@@ -148,42 +158,54 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 		       now->page_cache / 1073741824.0);
 	}
 	if (mem)
-		return SP_CAUSE_MEMORY;
+		return SP_AC_MEMORY;
 	if (a->competing_since_ref || now->process_appeared) {
 		ev_add(ev, evlen, "a memory-heavy process appeared");
-		return SP_CAUSE_COMPETING;
+		return SP_AC_COMPETING;
 	}
 	if (!isnan(now->psi_cpu_some) && now->psi_cpu_some >= SP_ATTR_PSI_CPU &&
 	    (isnan(ref->psi_cpu_some) || now->psi_cpu_some >= ref->psi_cpu_some + 10)) {
 		ev_add(ev, evlen, "PSI cpu some %.1f%%", now->psi_cpu_some);
-		return SP_CAUSE_CPU;
+		return SP_AC_CPU;
 	}
 	if (!isnan(now->psi_io_some) && now->psi_io_some >= SP_ATTR_PSI_IO) {
 		ev_add(ev, evlen, "PSI io some %.1f%%", now->psi_io_some);
-		return SP_CAUSE_IO;
+		return SP_AC_IO;
 	}
 	/* nothing new: reasons that were already on still say something */
 	if (rnow & THERMAL_BITS) {
 		ev_add(ev, evlen, "%s on (already before the drop)", first_reason(rnow & THERMAL_BITS));
-		return SP_CAUSE_THERMAL;
+		return SP_AC_THERMAL;
 	}
 	if (pl1_now || (rnow & POWER_BITS)) {
 		ev_add(ev, evlen, pl1_now ? "PL1 at its cap (already before the drop)" : "%s on (already before the drop)",
 		       first_reason(rnow & POWER_BITS));
-		return SP_CAUSE_POWER_CAP;
+		return SP_AC_POWER_CAP;
 	}
 	ev_add(ev, evlen, "no thermal, power, memory, CPU or I/O evidence in the window");
-	return SP_CAUSE_UNKNOWN;
+	return SP_AC_UNKNOWN;
 }
 
+/* A healthy sample: the window the evidence is judged over starts a few
+ * healthy samples back, so a reason that turned on just before the rate fell
+ * still counts as new. */
 static void window_reset(struct sp_attr *a, const struct sp_attr_obs *o)
 {
-	a->ref = *o;
+	const int cap = SP_ATTR_CONFIRM + 1;
+	memmove(a->hist + 1, a->hist, sizeof a->hist[0] * (size_t)(cap - 1));
+	a->hist[0] = *o;
+	if (a->nhist < cap)
+		a->nhist++;
+	a->ref = a->hist[a->nhist - 1];
 	a->have_ref = true;
 	a->competing_since_ref = false;
-	a->temp_min_since_ref = isnan(o->gpu_temp_c) ? INFINITY : o->gpu_temp_c;
-	a->power_min_since_ref = isnan(o->gpu_power_w) ? INFINITY : o->gpu_power_w;
-	a->power_max_since_ref = isnan(o->gpu_power_w) ? 0 : o->gpu_power_w;
+	a->temp_min_since_ref = INFINITY;
+	for (int i = 0; i < a->nhist; i++) {
+		if (a->hist[i].process_appeared)
+			a->competing_since_ref = true;
+		if (a->hist[i].gpu_temp_c < a->temp_min_since_ref)
+			a->temp_min_since_ref = a->hist[i].gpu_temp_c;
+	}
 }
 
 static void window_add(struct sp_attr *a, const struct sp_attr_obs *o)
@@ -192,17 +214,21 @@ static void window_add(struct sp_attr *a, const struct sp_attr_obs *o)
 		a->competing_since_ref = true;
 	if (!isnan(o->gpu_temp_c) && o->gpu_temp_c < a->temp_min_since_ref)
 		a->temp_min_since_ref = o->gpu_temp_c;
-	if (!isnan(o->gpu_power_w)) {
-		if (o->gpu_power_w < a->power_min_since_ref)
-			a->power_min_since_ref = o->gpu_power_w;
-		if (o->gpu_power_w > a->power_max_since_ref)
-			a->power_max_since_ref = o->gpu_power_w;
-	}
 }
 
 enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 {
 	bool rate_ok = !isnan(o->rate) && o->rate >= 0;
+	if (!isnan(o->gpu_power_w)) {
+		memmove(a->pow_ring + 1, a->pow_ring, sizeof(double) * (SP_ATTR_PLATEAU_N - 1));
+		a->pow_ring[0] = o->gpu_power_w;
+		if (a->npow < SP_ATTR_PLATEAU_N)
+			a->npow++;
+	} else {
+		a->npow = 0;
+	}
+	if (a->have_baseline && !isnan(o->gpu_temp_c) && !(o->gpu_temp_c >= a->temp_min_since_base))
+		a->temp_min_since_base = o->gpu_temp_c;
 	if (!a->have_ref)
 		window_reset(a, o);
 	else
@@ -221,9 +247,11 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 		if (o->t - a->first_t >= a->window_s && a->nbase > 0) {
 			double tmp[SP_ATTR_MAX_BASE];
 			memcpy(tmp, a->base, sizeof(double) * (size_t)a->nbase);
-			qsort(tmp, (size_t)a->nbase, sizeof tmp[0], cmp_d);
+			sp_sort(tmp, (size_t)a->nbase, sizeof tmp[0], cmp_d); /* qsort may malloc */
 			a->baseline = tmp[a->nbase / 2];
 			a->have_baseline = a->baseline > 0;
+			a->temp_min_since_base = o->gpu_temp_c;
+			a->power_at_base = o->gpu_power_w;
 			window_reset(a, o);
 		}
 		return SP_ATTR_NONE;

@@ -19,12 +19,13 @@
 #define SP_ATTR_PSI_CPU 25.0       /* PSI cpu some avg10, % */
 #define SP_ATTR_PSI_IO 20.0        /* PSI io some avg10, % */
 #define SP_ATTR_MAX_BASE 512
+#define SP_ATTR_PLATEAU_N 4        /* samples of flat power that make a plateau */
 
-enum sp_cause {
-	SP_CAUSE_THERMAL, SP_CAUSE_POWER_CAP, SP_CAUSE_MEMORY, SP_CAUSE_COMPETING,
-	SP_CAUSE_CPU, SP_CAUSE_IO, SP_CAUSE_UNKNOWN, SP_CAUSE_N
+enum sp_attr_cause {
+	SP_AC_THERMAL, SP_AC_POWER_CAP, SP_AC_MEMORY, SP_AC_COMPETING,
+	SP_AC_CPU, SP_AC_IO, SP_AC_UNKNOWN, SP_AC_N
 };
-const char *sp_cause_name(enum sp_cause c); /* "thermal", "power_cap", ... */
+const char *sp_attr_cause_name(enum sp_attr_cause c); /* "thermal", "power_cap", ... */
 
 /* One sample's evidence. Every double is NAN when unknown. */
 struct sp_attr_obs {
@@ -56,15 +57,21 @@ struct sp_attr {
 	/* episode */
 	int below, above;         /* consecutive samples below / back above */
 	bool in_episode;
-	enum sp_cause cause;
+	enum sp_attr_cause cause;
 	double episode_start_t;
 	double drop_pct, last_rate;
 	char evidence[160];       /* "thermal reason sw_thermal_slowdown on; ..." */
 	/* the last healthy sample, the start of the window the evidence comes from */
 	bool have_ref;
-	struct sp_attr_obs ref;
+	struct sp_attr_obs ref;   /* the oldest of the last healthy samples */
+	struct sp_attr_obs hist[SP_ATTR_CONFIRM + 1];
+	int nhist;
 	bool competing_since_ref;
-	double temp_min_since_ref, power_min_since_ref, power_max_since_ref;
+	double temp_min_since_ref;
+	/* the plateau test looks further back: since the baseline was set */
+	double temp_min_since_base, power_at_base;
+	double pow_ring[SP_ATTR_PLATEAU_N];
+	int npow;
 };
 
 void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct);
@@ -72,7 +79,7 @@ void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct);
 enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o);
 /* Judge a window (exposed for tests): ref = the last healthy sample, now = the
  * current one. Writes the evidence words to ev. */
-enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
 			    char *ev, size_t evlen);
 void sp_attr_obs_clear(struct sp_attr_obs *o);
 #endif

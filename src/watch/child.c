@@ -310,6 +310,25 @@ int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_r
 	return 0;
 }
 
+void sp_tree_refresh(struct sp_tree *t, const char *proc)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char path[512], buf[1024];
+	int k = 0;
+	t->rss_bytes = 0;
+	for (int i = 0; i < t->n; i++) {
+		snprintf(path, sizeof path, "%s/%d/stat", proc, (int)t->pids[i]);
+		size_t len;
+		pid_t pp;
+		uint64_t rss;
+		if (sp_read_file(path, buf, sizeof buf, &len) < 0 || sp_stat_parse(buf, len, &pp, &rss) < 0)
+			continue; /* it ended */
+		t->pids[k++] = t->pids[i];
+		t->rss_bytes += rss * page;
+	}
+	t->n = k;
+}
+
 int sp_tree_signal(const struct sp_tree *t, int sig)
 {
 	int n = 0;
@@ -317,4 +336,43 @@ int sp_tree_signal(const struct sp_tree *t, int sig)
 		if (t->pids[i] > 1 && kill(t->pids[i], sig) == 0)
 			n++;
 	return n;
+}
+
+bool sp_kmsg_oom_killed(const char *buf, size_t len, pid_t pid)
+{
+	static const char key[] = "Killed process ";
+	const size_t kl = sizeof key - 1;
+	char want[32];
+	int wl = snprintf(want, sizeof want, "%d (", (int)pid);
+	for (size_t i = 0; i + kl + (size_t)wl <= len; i++) {
+		if (memcmp(buf + i, key, kl) == 0 && memcmp(buf + i + kl, want, (size_t)wl) == 0)
+			return true;
+	}
+	return false;
+}
+
+int sp_kmsg_check_oom(pid_t pid)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char rec[8192];
+	int found = 0;
+	/* one record per read; stop at the end of the buffer (EAGAIN), bounded */
+	for (int n = 0; n < 100000; n++) {
+		ssize_t r = read(fd, rec, sizeof rec);
+		if (r < 0) {
+			if (errno == EPIPE)
+				continue; /* overwritten records: go on */
+			break;
+		}
+		if (r == 0)
+			break;
+		if (sp_kmsg_oom_killed(rec, (size_t)r, pid)) {
+			found = 1;
+			break;
+		}
+	}
+	close(fd);
+	return found;
 }

@@ -110,7 +110,7 @@ static bool in(const int *v, int n, int x)
 	return false;
 }
 
-int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, const int *skip, int nskip,
+int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, bool procs_fresh, const int *skip, int nskip,
 		   struct sp_logrow *rows, int max, bool *appeared)
 {
 	int n = 0;
@@ -146,6 +146,8 @@ int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, const int *s
 		e->reasons = rv;
 		e->reasons_ok = true;
 	}
+	if (!procs_fresh)
+		return n;
 	/* memory-heavy processes that were not there before */
 	int cur[SP_EV_MAX_PIDS], nc = 0;
 	for (int i = 0; i < s->nprocs && nc < SP_EV_MAX_PIDS; i++) {

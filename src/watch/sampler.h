@@ -42,7 +42,9 @@ struct sp_evstate {
 void sp_evstate_init(struct sp_evstate *e);
 /* Fill up to max event rows for sample s; pids in skip[0..nskip) (the job's
  * own processes) never count as competing. Sets *appeared when a
- * memory-heavy process appeared. Returns the number of rows. */
-int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, const int *skip, int nskip,
+ * memory-heavy process appeared. procs_fresh: s->procs was read this time
+ * (the process scan runs less often than the sample at short intervals).
+ * Returns the number of rows. */
+int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, bool procs_fresh, const int *skip, int nskip,
 		   struct sp_logrow *rows, int max, bool *appeared);
 #endif

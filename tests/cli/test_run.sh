@@ -123,6 +123,7 @@ grep -qx survived kout
 _report $? "the job's output still reaches the terminal after sparkops died"
 
 # --- signals -----------------------------------------------------------------------------------
+rm -f sout
 $NONV $S run --log ls.csv -- $PC trap 5 >sout 2>serr &
 sp=$!
 i=0
@@ -135,6 +136,7 @@ _report $? "SIGTERM to sparkops is forwarded; the job's own exit code comes back
 grep -q 'INT=0 TERM=1 HUP=0' sout
 _report $? "the job got exactly one SIGTERM"
 
+rm -f sout
 $NONV $S run --log lh.csv -- $PC trap 5 >sout 2>serr &
 sp=$!
 i=0
