@@ -392,6 +392,9 @@ int cmd_plan(int argc, char **argv)
 		sp_usage_error("plan", "give one model: MODEL, --config FILE or --params N");
 	if (p.method == SP_METHOD_QLORA && quant_given && p.quant == SP_QUANT_NONE)
 		sp_usage_error("plan", "--method qlora quantizes the base: --quant none contradicts it");
+	if (p.method == SP_METHOD_FULL && p.quant != SP_QUANT_NONE)
+		sp_usage_error("plan", "--method full trains 16/32-bit weights: --quant %s applies to lora, qlora and infer",
+			       sp_quant_name(p.quant));
 	if (p.method == SP_METHOD_QLORA && !quant_given)
 		p.quant = SP_QUANT_NF4;
 

@@ -167,6 +167,8 @@ run $P --params 8e9 --attn paged
 expect_rc 2 "bad --attn"
 run $P --params 8e9 --method qlora --quant none
 expect_rc 2 "qlora with --quant none contradicts"
+run $P --params 8e9 --method full --quant nf4
+expect_rc 2 "full fine-tuning of a 4-bit base contradicts"
 run $P --params 8e9 --budget 100GiB extra
 expect_rc 2 "two positional models"
 
