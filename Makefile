@@ -32,7 +32,8 @@ LDLIBS   += $(PKGS_LIBS) -ldl -lpthread -lm
 LDFLAGS  += $(SANFLAGS)
 
 SRCS     := $(sort $(wildcard src/*/*.c))
-OBJS     := $(SRCS:%.c=$(BUILD)/obj/%.o)
+ASRCS    := $(sort $(wildcard src/*/*.S))
+OBJS     := $(SRCS:%.c=$(BUILD)/obj/%.o) $(ASRCS:%.S=$(BUILD)/obj/%.o)
 LIB      := $(BUILD)/libsparkops.a
 BIN      := $(BUILD)/sparkops
 FAKENVML := $(BUILD)/libfake-nvml.so $(BUILD)/libfake-nvml-old.so
@@ -40,7 +41,7 @@ UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps python3
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl python3
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
 
@@ -62,6 +63,12 @@ deps-check:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# assembler sources: the catalog's .incbin of data/models.json (paths from the top folder)
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+$(BUILD)/obj/src/model/catalog_data.o: data/models.json
 
 $(LIB): $(OBJS)
 	@rm -f $@
@@ -98,7 +105,13 @@ check: deps-check
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory asan
 
-test: all $(UNIT_BINS)
+HELPERS  := $(BUILD)/progress_child
+
+$(BUILD)/progress_child: tests/helpers/progress_child.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+test: all $(UNIT_BINS) $(HELPERS)
 	@scripts/run-tests.sh $(BUILD)
 
 asan:

@@ -8,10 +8,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
+	{ "ladder", cmd_ladder, "an out-of-memory failure: the next rung of the OOM ladder, and rung 1 done" },
+	{ "run", cmd_run, "run a long job: pass-through, a CSV log, why it slowed down, a pool guard" },
+	{ "watch", cmd_watch, "the same sampling and log without a child (or tied to --pid)" },
 	{ "report", cmd_report, "a run/watch log as a summary and a chart (SVG or HTML)" },
+	{ "metrics", cmd_metrics, "the same readings in the Prometheus text format (stdout or a textfile)" },
+	{ "serve", cmd_serve, "serve the readings at http://127.0.0.1:9851/metrics for Prometheus" },
 	{ NULL, NULL, NULL },
 };
 
@@ -92,8 +98,12 @@ int main(int argc, char **argv)
 	for (const struct sp_cmd *c = sp_commands; c->name; c++) {
 		if (strcmp(c->name, name) == 0) {
 			int rc = c->fn(argc - i, argv + i);
-			sp_nvml_release();
+			int wedged = sp_nvml_release();
 			int out = sp_finish_stdout();
+			/* an NVML call that never returns: leave without running the
+			 * library's destructors (they may wait on the same lock) */
+			if (wedged)
+				_exit(rc ? rc : out);
 			return rc ? rc : out;
 		}
 	}

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const char help[] =
-	"usage: sparkops status [--json] [--reserve SIZE] [--procfs DIR] [--sysfs DIR]\n"
+	"usage: sparkops status [--json] [--reserve SIZE] [--gpu-timeout DURATION] [--procfs DIR] [--sysfs DIR]\n"
 	"\n"
 	"One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
 	"thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
@@ -25,11 +25,14 @@ static const char help[] =
 	"      --json           one JSON object (stable keys, null for unknown + reason)\n"
 	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
 	"      --min-rss SIZE   also list unrecognised processes above SIZE (default 2GiB)\n"
+	"      --gpu-timeout DURATION\n"
+	"                       longest wait for the NVIDIA driver (default 2s); past it the\n"
+	"                       GPU readings are null with the reason \"timeout\"\n"
 	SP_COMMON_HELP
 	"\n"
 	"environment: SPARKOPS_NVML_LIB=PATH loads that NVML library instead of libnvidia-ml.so.1\n"
-	"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, USB-PD safety\n"
-	"      mode), 2 usage error or /proc/meminfo unreadable\n";
+	"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, driver not\n"
+	"      answering, USB-PD safety mode), 2 usage error or /proc/meminfo unreadable\n";
 
 /* ---- the verdict ----------------------------------------------------------- */
 
@@ -79,6 +82,10 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 		v->trouble = true;
 		vappend(v->line, sizeof v->line, "; ",
 			"TROUBLE: PL1 capped at 20 W (USB-PD safety mode: wrong or weak power adapter)");
+	}
+	if (s->gpu_status == SP_TIMEOUT) {
+		v->trouble = true;
+		vappend(v->line, sizeof v->line, "; ", "TROUBLE: the NVIDIA driver did not answer in time");
 	}
 	for (int i = 0; i < s->ngpu; i++) {
 		const struct sp_gpu *g = &s->gpus[i];
@@ -150,6 +157,7 @@ static int print_json(const struct sp_sample *s, const struct sp_spark *k, const
 	json_object_set_new(root, "hwmon", sp_json_hwmon(s));
 	json_object_set_new(root, "spark", sp_json_spark(s));
 	json_object_set_new(root, "processes", sp_json_procs(s));
+	json_object_set_new(root, "warnings", json_integer((json_int_t)s->warnings));
 	json_object_set_new(root, "trouble", json_boolean(v->trouble));
 	json_object_set_new(root, "verdict", json_string(v->line));
 	(void)k;
@@ -307,6 +315,9 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 			       sp_ok(g->viol_power_ns.why) ? sp_fmt_duration(b1, sizeof b1, (double)g->viol_power_ns.v / 1e9) : "N/A",
 			       sp_ok(g->viol_thermal_ns.why) ? sp_fmt_duration(b2, sizeof b2, (double)g->viol_thermal_ns.v / 1e9) : "N/A");
 	}
+	if (s->warnings)
+		printf("  %swarnings: %u implausible reading%s rejected or unknown reason bits%s\n", st->yellow,
+		       s->warnings, s->warnings == 1 ? "" : "s", st->off);
 
 	if (k->present || s->nzones > 0) {
 		printf("\n%sSENSORS%s\n", st->bold, st->off);
@@ -362,8 +373,8 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * (double)m->v[SP_MI_TOTAL]),
 					 p->cap_default ? "default: not capped on its command line" : p->cap_flag);
 			printf("  %7d  %-16s %-14s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name,
-			       sp_fmt_gib(b1, sizeof b1, (double)p->rss_bytes),
-			       sp_ok(p->gpu_mem.why) ? sp_fmt_gib(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
+			       sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),
+			       sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
 		}
 	}
 	printf("\n%s%sverdict:%s %s\n", st->bold, v->trouble ? st->red : "", st->off, v->line);
@@ -375,6 +386,7 @@ int cmd_status(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "reserve", required_argument, NULL, 'r' },
 		{ "min-rss", required_argument, NULL, 'm' },
+		{ "gpu-timeout", required_argument, NULL, 't' },
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -397,6 +409,12 @@ int cmd_status(int argc, char **argv)
 		case 'm':
 			if (sp_parse_size(optarg, &ro.proc_min_rss) < 0)
 				sp_usage_error("status", "--min-rss: '%s' is not a size", optarg);
+			break;
+		case 't':
+			if (sp_parse_duration(optarg, &ro.gpu_timeout_s) < 0 || !(ro.gpu_timeout_s > 0) ||
+			    ro.gpu_timeout_s > 3600)
+				sp_usage_error("status", "--gpu-timeout: '%s' is not a duration between 1ms and 1h",
+					       optarg);
 			break;
 		case 'h':
 			return sp_print_help(help);

@@ -60,7 +60,40 @@ struct sp_model_shape {
 
 	uint64_t bytes_read;    /* bytes read from the files (headers only) */
 	int files_read;
+
+	/* added by the readers (plan-model) */
+	int n_moe_layers;       /* layers with experts (MoE); 0 for dense */
+	int shared_intermediate; /* shared-expert MLP width (Qwen MoE), 0 if none */
+	double vision_params;   /* vision tower + projector of a multimodal model (in params) */
+	double expert_params;   /* all experts' MLP params (in params; active keeps top-k of them) */
+	int quant_bits;         /* bits per weight of a prequantized model (4, 8), 0 unknown/none */
+	char hf_id[128];        /* catalog: the Hugging Face repository id */
 };
+
+/* The shape of a config.json held in a buffer. label names the file in
+ * messages ("'config.json': missing hidden_size"). 0 or -1 with err. */
+int sp_hfconfig_parse(const char *buf, size_t len, const char *label, struct sp_model_shape *m,
+		      char *err, size_t errlen);
+
+/* The built-in catalog (data/models.json, embedded at build time;
+ * SPARKOPS_CATALOG=FILE overrides). Lookup is case-insensitive on the name or
+ * an alias. Returns 0 found, 1 not in the catalog, -1 with err when the
+ * catalog itself is broken. */
+int sp_catalog_find(const char *name, struct sp_model_shape *m, char *err, size_t errlen);
+struct sp_catalog_entry {
+	char name[64];
+	char aliases[256];      /* comma-separated */
+	char hf_id[128];
+	char arch[64];
+	double params, params_active;                 /* computed from the config */
+	double published_params, published_params_active; /* the model card's, 0 when not given */
+};
+/* Every catalog model, for --list-models: a malloc'ed array (free() it). 0 or -1 with err. */
+int sp_catalog_list(struct sp_catalog_entry **out, size_t *n, char *err, size_t errlen);
+/* The catalog's raw text (embedded or SPARKOPS_CATALOG) for fuzzing and tests. */
+int sp_catalog_parse(const char *buf, size_t len, const char *label, const char *want,
+		     struct sp_model_shape *m, struct sp_catalog_entry **list, size_t *n,
+		     char *err, size_t errlen);
 
 /* Load a model from SPEC: a folder, a config.json, a .gguf file or a catalog
  * name. Returns 0, or -1 with a one-line message naming the file and the
@@ -68,6 +101,9 @@ struct sp_model_shape {
 int sp_model_load(const char *spec, struct sp_model_shape *m, char *err, size_t errlen);
 /* A config.json alone (--config FILE). */
 int sp_model_load_config(const char *path, struct sp_model_shape *m, char *err, size_t errlen);
+/* The readers sp_model_load dispatches to. */
+int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, size_t errlen);
+int sp_model_load_gguf(const char *path, struct sp_model_shape *m, char *err, size_t errlen);
 /* Bare parameter count (--params N): the rest of the shape is estimated. */
 void sp_model_from_params(double params, struct sp_model_shape *m);
 #endif

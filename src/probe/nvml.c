@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* NVML through dlopen: a table of function pointers, versioned names first,
  * optional symbols allowed to be missing. Every reading keeps the driver's
- * reason when it is not there (GB10 answers NOT_SUPPORTED for memory). */
+ * reason when it is not there (GB10 answers NOT_SUPPORTED for memory).
+ * Everything here runs on the GPU thread of gpuwatch.c, never on the caller's:
+ * any of these calls may block for seconds or forever. */
 #include "probe/nvml_abi.h"
+#include "probe/nvml_internal.h"
 #include "probe/probe.h"
 
 #include <dlfcn.h>
@@ -35,6 +38,10 @@ static struct {
 } N;
 
 static char libname_buf[512];
+
+_Atomic(const char *) sp_nvml_in_call;
+/* name the call about to be made, so a hang can be reported by name */
+#define CALLING(fn) atomic_store_explicit(&sp_nvml_in_call, (fn), memory_order_relaxed)
 
 /* First name that resolves wins: versioned names come first. */
 static void *resolve(const char *const *names)
@@ -86,6 +93,7 @@ static int load(void)
 		cands[0] = "libnvidia-ml.so.1";
 		cands[1] = "libnvidia-ml.so";
 	}
+	CALLING("dlopen");
 	for (int i = 0; cands[i] && !N.lib; i++) {
 		N.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
 		if (N.lib) {
@@ -132,7 +140,9 @@ static int load(void)
 	RESOLVE(get_fields, "nvmlDeviceGetFieldValues");
 	RESOLVE(get_viol, "nvmlDeviceGetViolationStatus");
 
+	CALLING("nvmlInit");
 	int ret = N.init();
+	CALLING(NULL);
 	if (ret != NVML_SUCCESS) {
 		N.why = sp_nvml_why(ret);
 		if (N.why == SP_DRIVER_ERROR || N.why == SP_NOT_SUPPORTED)
@@ -147,15 +157,13 @@ static int load(void)
 	return N.state;
 }
 
-const char *sp_nvml_libname(void)
+void sp_nvml_unload(void)
 {
-	return N.state == 1 ? N.libname : NULL;
-}
-
-void sp_nvml_release(void)
-{
-	if (N.state == 1 && N.shutdown)
+	if (N.state == 1 && N.shutdown) {
+		CALLING("nvmlShutdown");
 		N.shutdown();
+		CALLING(NULL);
+	}
 	if (N.lib)
 		dlclose(N.lib);
 	memset(&N, 0, sizeof N);
@@ -185,6 +193,7 @@ static int field_value(nvmlDevice_t dev, unsigned id, unsigned long long *out)
 	nvmlFieldValue_t fv;
 	memset(&fv, 0, sizeof fv);
 	fv.fieldId = id;
+	CALLING("nvmlDeviceGetFieldValues");
 	int ret = N.get_fields(dev, 1, &fv);
 	if (ret != NVML_SUCCESS)
 		return ret;
@@ -201,6 +210,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	unsigned long long ull = 0;
 
 	if (N.get_name) {
+		CALLING("nvmlDeviceGetName");
 		ret = N.get_name(dev, g->name, sizeof g->name);
 		if (ret != NVML_SUCCESS)
 			snprintf(g->name, sizeof g->name, "GPU %u", g->index);
@@ -208,6 +218,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		snprintf(g->name, sizeof g->name, "GPU %u", g->index);
 	}
 	g->name[sizeof g->name - 1] = 0;
+	CALLING("nvmlDeviceGetUUID");
 	if (N.get_uuid && N.get_uuid(dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
 		g->uuid[0] = 0;
 	g->uuid[sizeof g->uuid - 1] = 0;
@@ -216,6 +227,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (N.get_tempv) {
 		nvmlTemperature_t t = { .version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU };
+		CALLING("nvmlDeviceGetTemperatureV");
 		ret = N.get_tempv(dev, &t);
 		if (ret == NVML_SUCCESS) {
 			if (t.temperature < 0)
@@ -223,12 +235,15 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 			u = (unsigned)t.temperature;
 		}
 	}
-	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_temp)
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_temp) {
+		CALLING("nvmlDeviceGetTemperature");
 		ret = N.get_temp(dev, NVML_TEMPERATURE_GPU, &u);
+	}
 	set(&g->temp_c, ret, u);
 	bound(&g->temp_c, 150);
 
 	if (N.get_power) {
+		CALLING("nvmlDeviceGetPowerUsage");
 		ret = N.get_power(dev, &u);
 		set(&g->power_mw, ret, u);
 		bound(&g->power_mw, 2000000);
@@ -236,6 +251,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		MISSING_FN(&g->power_mw);
 	}
 	if (N.get_power_limit) {
+		CALLING("nvmlDeviceGetEnforcedPowerLimit");
 		ret = N.get_power_limit(dev, &u);
 		set(&g->power_limit_mw, ret, u);
 		bound(&g->power_limit_mw, 2000000);
@@ -243,12 +259,14 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		MISSING_FN(&g->power_limit_mw);
 	}
 	if (N.get_energy) {
+		CALLING("nvmlDeviceGetTotalEnergyConsumption");
 		ret = N.get_energy(dev, &ull);
 		set(&g->energy_mj, ret, ull);
 	} else {
 		MISSING_FN(&g->energy_mj);
 	}
 	if (N.get_clock) {
+		CALLING("nvmlDeviceGetClockInfo");
 		ret = N.get_clock(dev, NVML_CLOCK_SM, &u);
 		set(&g->sm_clock_mhz, ret, u);
 		bound(&g->sm_clock_mhz, 10000);
@@ -256,6 +274,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		MISSING_FN(&g->sm_clock_mhz);
 	}
 	if (N.get_max_clock) {
+		CALLING("nvmlDeviceGetMaxClockInfo");
 		ret = N.get_max_clock(dev, NVML_CLOCK_SM, &u);
 		set(&g->sm_clock_max_mhz, ret, u);
 		bound(&g->sm_clock_max_mhz, 10000);
@@ -264,16 +283,23 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	}
 	if (N.get_util) {
 		nvmlUtilization_t ut = { 0, 0 };
+		CALLING("nvmlDeviceGetUtilizationRates");
 		ret = N.get_util(dev, &ut);
 		set(&g->util_gpu_pct, ret, ut.gpu);
 		set(&g->util_mem_pct, ret, ut.memory);
 		bound(&g->util_gpu_pct, 100);
 		bound(&g->util_mem_pct, 100);
+		/* 0 mW while the GPU is busy is a broken sensor, not a free lunch */
+		if (sp_ok(g->power_mw.why) && g->power_mw.v == 0 && sp_ok(g->util_gpu_pct.why) &&
+		    g->util_gpu_pct.v >= 50) {
+			g->power_mw.why = SP_IMPLAUSIBLE;
+		}
 	} else {
 		MISSING_FN(&g->util_gpu_pct);
 		MISSING_FN(&g->util_mem_pct);
 	}
 	if (N.get_reasons) {
+		CALLING("nvmlDeviceGetCurrentClocksEventReasons");
 		ret = N.get_reasons(dev, &ull);
 		set(&g->reasons, ret, ull);
 	} else {
@@ -285,6 +311,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, &ull);
 	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_viol) {
 		nvmlViolationTime_t vt = { 0, 0 };
+		CALLING("nvmlDeviceGetViolationStatus");
 		ret = N.get_viol(dev, NVML_PERF_POLICY_POWER, &vt);
 		ull = vt.violationTime;
 	}
@@ -292,6 +319,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, &ull);
 	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_viol) {
 		nvmlViolationTime_t vt = { 0, 0 };
+		CALLING("nvmlDeviceGetViolationStatus");
 		ret = N.get_viol(dev, NVML_PERF_POLICY_THERMAL, &vt);
 		ull = vt.violationTime;
 	}
@@ -303,6 +331,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		nvmlMemory_v2_t m2;
 		memset(&m2, 0, sizeof m2);
 		m2.version = nvmlMemory_v2;
+		CALLING("nvmlDeviceGetMemoryInfo_v2");
 		ret = N.get_mem2(dev, &m2);
 		if (ret == NVML_SUCCESS) {
 			set(&g->mem_total, ret, m2.total);
@@ -313,6 +342,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_mem) {
 		nvmlMemory_t m;
 		memset(&m, 0, sizeof m);
+		CALLING("nvmlDeviceGetMemoryInfo");
 		ret = N.get_mem(dev, &m);
 		set(&g->mem_total, ret, m.total);
 		set(&g->mem_free, ret, m.free);
@@ -322,18 +352,21 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		set(&g->mem_free, ret, 0);
 		set(&g->mem_used, ret, 0);
 	}
+	CALLING(NULL);
 	/* GB10 and other integrated parts cannot report memory: they share the pool */
 	g->integrated = g->mem_total.why == SP_NOT_SUPPORTED || strstr(g->name, "GB10") != NULL;
 }
 
-/* Per-process GPU memory, attached to the processes the scan found. */
-static void read_gpu_procs(nvmlDevice_t dev, struct sp_sample *s)
+/* Per-process GPU memory, as a list the caller attaches to its processes. */
+static void read_gpu_procs(nvmlDevice_t dev, struct sp_gpu_snap *snap)
 {
 	if (!N.get_procs)
 		return;
 	nvmlProcessInfo_t infos[64];
 	unsigned count = 64;
+	CALLING("nvmlDeviceGetComputeRunningProcesses");
 	int ret = N.get_procs(dev, &count, infos);
+	CALLING(NULL);
 	if (ret != NVML_SUCCESS)
 		return;
 	if (count > 64)
@@ -342,57 +375,64 @@ static void read_gpu_procs(nvmlDevice_t dev, struct sp_sample *s)
 		/* NVML_VALUE_NOT_AVAILABLE is all ones */
 		if (infos[i].usedGpuMemory == ~0ULL)
 			continue;
-		struct sp_proc *p = sp_proc_ensure(s, (int)infos[i].pid);
-		if (!p)
-			continue;
-		p->gpu_mem.v = (p->gpu_mem.why == SP_OK ? p->gpu_mem.v : 0) + infos[i].usedGpuMemory;
-		p->gpu_mem.why = SP_OK;
+		int pid = (int)infos[i].pid;
+		int k = 0;
+		while (k < snap->nprocs && snap->procs[k].pid != pid)
+			k++;
+		if (k == snap->nprocs) {
+			if (snap->nprocs >= SP_SNAP_MAX_PROCS)
+				continue;
+			snap->procs[k].pid = pid;
+			snap->procs[k].bytes = 0;
+			snap->nprocs++;
+		}
+		snap->procs[k].bytes += infos[i].usedGpuMemory;
 	}
 }
 
-void sp_gpu_read(struct sp_sample *s)
+void sp_nvml_collect(struct sp_gpu_snap *snap)
 {
-	s->ngpu = 0;
-	s->gpu_detail[0] = 0;
+	snap->ngpu = 0;
+	snap->nprocs = 0;
+	snap->detail[0] = 0;
+	snap->lib[0] = 0;
 	if (load() != 1) {
-		s->gpu_status = N.why;
-		snprintf(s->gpu_detail, sizeof s->gpu_detail, "%s", N.detail);
+		snap->status = N.why;
+		snprintf(snap->detail, sizeof snap->detail, "%s", N.detail);
 		return;
 	}
 	unsigned count = 0;
+	CALLING("nvmlDeviceGetCount");
 	int ret = N.get_count(&count);
+	CALLING(NULL);
 	if (ret != NVML_SUCCESS) {
-		s->gpu_status = sp_nvml_why(ret);
-		snprintf(s->gpu_detail, sizeof s->gpu_detail, "nvmlDeviceGetCount: %s", errstr(ret));
+		snap->status = sp_nvml_why(ret);
+		snprintf(snap->detail, sizeof snap->detail, "nvmlDeviceGetCount: %s", errstr(ret));
 		return;
 	}
 	if (count == 0) {
-		s->gpu_status = SP_NO_GPU;
-		snprintf(s->gpu_detail, sizeof s->gpu_detail, "the NVIDIA driver sees no GPU");
+		snap->status = SP_NO_GPU;
+		snprintf(snap->detail, sizeof snap->detail, "the NVIDIA driver sees no GPU");
 		return;
 	}
-	s->gpu_status = SP_OK;
-	for (unsigned i = 0; i < count && s->ngpu < SP_MAX_GPUS; i++) {
-		struct sp_gpu *g = &s->gpus[s->ngpu];
+	snap->status = SP_OK;
+	snprintf(snap->lib, sizeof snap->lib, "%s", N.libname);
+	for (unsigned i = 0; i < count && snap->ngpu < SP_MAX_GPUS; i++) {
+		struct sp_gpu *g = &snap->gpus[snap->ngpu];
 		memset(g, 0, sizeof *g);
 		g->index = i;
 		nvmlDevice_t dev;
+		CALLING("nvmlDeviceGetHandleByIndex");
 		ret = N.get_handle(i, &dev);
+		CALLING(NULL);
 		if (ret != NVML_SUCCESS) {
 			snprintf(g->name, sizeof g->name, "GPU %u", i);
-			enum sp_why w = sp_nvml_why(ret);
-			struct sp_u64 *all[] = { &g->temp_c, &g->power_mw, &g->power_limit_mw,
-						 &g->sm_clock_mhz, &g->sm_clock_max_mhz, &g->util_gpu_pct,
-						 &g->util_mem_pct, &g->reasons, &g->viol_power_ns,
-						 &g->viol_thermal_ns, &g->energy_mj, &g->mem_total,
-						 &g->mem_free, &g->mem_used };
-			for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-				all[k]->why = w;
-			s->ngpu++;
+			sp_gpu_mark(g, sp_nvml_why(ret));
+			snap->ngpu++;
 			continue;
 		}
 		read_gpu(dev, g);
-		read_gpu_procs(dev, s);
-		s->ngpu++;
+		read_gpu_procs(dev, snap);
+		snap->ngpu++;
 	}
 }

@@ -38,9 +38,48 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o);
 /* The entry for pid, read and added as a GPU process when the scan missed it. */
 struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid);
 
-/* NVML (dlopen) */
+/* ---- the GPU, behind a deadline (gpuwatch.c) ----------------------------------
+ * Every NVML call (dlopen and nvmlInit included) is made by one persistent GPU
+ * thread; callers only wait for it, at most until a deadline. A wedged driver
+ * therefore costs a caller its deadline once, and nothing after that: while a
+ * pass is still stuck, new requests are not queued behind it and polls answer
+ * at once. Past the deadline every GPU reading is SP_TIMEOUT (JSON null +
+ * "timeout") and gpu_status is SP_TIMEOUT with the hung call named in
+ * gpu_detail; only the GPUs' identity (index, name, uuid, integrated) is kept
+ * from the last answer. Readings from an earlier pass are never presented as
+ * current. A result that arrives after its deadline is dropped; the next
+ * request asks again.
+ *
+ * Periodic sampling (run, watch, serve), one sampling thread:
+ *
+ *     double t0 = sp_mono_now();
+ *     sp_gpu_read_async();                 // the GPU thread starts a pass
+ *     ... read the pool, PSI, thermal: they never wait for the GPU ...
+ *     sp_gpu_poll(s, t0 + timeout);        // fresh values, or SP_TIMEOUT
+ *
+ * sp_sample_read() does exactly this with o->gpu_timeout_s (default
+ * SP_DEFAULT_GPU_TIMEOUT, 2 s). The guard path (read pool, decide, signal)
+ * must not include SP_READ_GPU. */
+double sp_mono_now(void); /* CLOCK_MONOTONIC seconds */
+/* Ask for a pass. 0: started; 1: a pass asked for earlier is still running
+ * (the next poll will not wait for it); -EAGAIN: the thread could not start. */
+int sp_gpu_read_async(void);
+/* Wait for the pass until `deadline` (sp_mono_now() seconds), then fill the
+ * GPU part of *s (gpu_status, gpu_detail, ngpu, gpus[], per-process GPU memory
+ * into s->procs). 0 fresh; -ETIMEDOUT readings marked SP_TIMEOUT; -EAGAIN no
+ * thread (gpu_status SP_DRIVER_ERROR). No heap allocation. */
+int sp_gpu_poll(struct sp_sample *s, double deadline);
+/* async + poll with a deadline timeout_s from now */
+int sp_gpu_read_timeout(struct sp_sample *s, double timeout_s);
+/* sp_gpu_read_timeout(s, SP_DEFAULT_GPU_TIMEOUT) */
 void sp_gpu_read(struct sp_sample *s);
-void sp_nvml_release(void);
-/* Name of the library that was loaded, or NULL. */
+/* 1 while an NVML call is in flight (possibly forever) */
+int sp_gpu_busy(void);
+/* At exit: nvmlShutdown and dlclose on the GPU thread, then it ends. When a
+ * call is in flight nothing is touched and 1 is returned: the caller should
+ * leave with _exit() after flushing its output (a wedged library's
+ * destructors may hang too). 0 when released (or never started). */
+int sp_nvml_release(void);
+/* Name of the library that answered the last pass, or NULL. */
 const char *sp_nvml_libname(void);
 #endif

@@ -6,6 +6,7 @@
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"
+#include "util/sort.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -206,8 +207,8 @@ static int is_pid(const char *name)
 	return 1;
 }
 
-/* Fill p from /proc/PID; returns 0, or -1 when it vanished. */
-static int read_proc(int pid, struct sp_proc *p, char *argv, size_t argv_cap, size_t *argv_len)
+/* comm and resident memory of /proc/PID; returns 0, or -1 when it vanished. */
+static int read_proc_brief(int pid, struct sp_proc *p)
 {
 	char path[600], buf[256];
 	memset(p, 0, sizeof *p);
@@ -217,22 +218,36 @@ static int read_proc(int pid, struct sp_proc *p, char *argv, size_t argv_cap, si
 	sp_proc_path(path, sizeof path, "%d/comm", pid);
 	if (sp_read_line(path, p->comm, sizeof p->comm) < 0)
 		return -1;
+	snprintf(p->name, sizeof p->name, "%s", p->comm);
 	sp_proc_path(path, sizeof path, "%d/statm", pid);
 	uint64_t pages = 0;
 	if (sp_read_file(path, buf, sizeof buf, NULL) == 0 && sp_statm_parse(buf, &pages) == 0)
 		p->rss_bytes = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+/* The command line: NUL-separated argv into argv[], and its start for people. */
+static void read_cmdline(int pid, struct sp_proc *p, char *argv, size_t argv_cap, size_t *argv_len)
+{
+	char path[600];
 	*argv_len = 0;
 	sp_proc_path(path, sizeof path, "%d/cmdline", pid);
 	if (sp_read_file(path, argv, argv_cap, argv_len) < 0)
 		*argv_len = 0;
-	snprintf(p->name, sizeof p->name, "%s", p->comm);
-	/* the first words of the command line, for people */
 	size_t n = *argv_len < sizeof p->cmdline - 1 ? *argv_len : sizeof p->cmdline - 1;
 	for (size_t i = 0; i < n; i++)
 		p->cmdline[i] = argv[i] ? (isprint((unsigned char)argv[i]) ? argv[i] : '?') : ' ';
 	while (n > 0 && p->cmdline[n - 1] == ' ')
 		n--;
 	p->cmdline[n] = 0;
+}
+
+static int read_proc(int pid, struct sp_proc *p, char *argv, size_t argv_cap, size_t *argv_len)
+{
+	*argv_len = 0;
+	if (read_proc_brief(pid, p) < 0)
+		return -1;
+	read_cmdline(pid, p, argv, argv_cap, argv_len);
 	return 0;
 }
 
@@ -275,17 +290,17 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 			continue;
 		struct sp_proc p;
 		size_t alen = 0;
-		char path[600], comm[20];
-		/* cheap first look: comm and statm only */
-		sp_proc_path(path, sizeof path, "%d/comm", pid);
-		if (sp_read_line(path, comm, sizeof comm) < 0)
+		/* cheap first look: comm and statm; the command line only for
+		 * interpreters, launchers and known names, or big processes */
+		if (read_proc_brief(pid, &p) < 0)
 			continue;
-		int known_comm = worth_argv(comm);
+		int known_comm = worth_argv(p.comm);
 		for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
-			if (known[i].comm && strcmp(known[i].comm, comm) == 0)
+			if (known[i].comm && strcmp(known[i].comm, p.comm) == 0)
 				known_comm = 1;
-		if (read_proc(pid, &p, argv, known_comm ? sizeof argv : 2, &alen) < 0)
+		if (!known_comm && p.rss_bytes < o->proc_min_rss)
 			continue;
+		read_cmdline(pid, &p, argv, sizeof argv, &alen);
 		bool hit = sp_proc_classify(p.comm, argv, alen, &p);
 		if (!hit && p.rss_bytes < o->proc_min_rss)
 			continue;
@@ -302,7 +317,7 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 		}
 	}
 	sp_dir_close(&d);
-	qsort(s->procs, (size_t)s->nprocs, sizeof s->procs[0], cmp_rss);
+	sp_sort(s->procs, (size_t)s->nprocs, sizeof s->procs[0], cmp_rss);
 }
 
 struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid)

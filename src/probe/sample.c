@@ -64,6 +64,7 @@ void sp_read_opts_init(struct sp_read_opts *o)
 	o->what = SP_READ_ALL;
 	o->reserve = SP_DEFAULT_RESERVE;
 	o->proc_min_rss = SP_DEFAULT_PROC_MIN_RSS;
+	o->gpu_timeout_s = SP_DEFAULT_GPU_TIMEOUT;
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)
@@ -136,10 +137,41 @@ static double clock_s(clockid_t c)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static unsigned implausible(const struct sp_u64 *f)
+{
+	return f->why == SP_IMPLAUSIBLE;
+}
+
+unsigned sp_sample_count_warnings(const struct sp_sample *s)
+{
+	unsigned n = 0;
+	for (int i = 0; i < s->nzones; i++)
+		n += s->zones[i].temp_mc.why == SP_IMPLAUSIBLE;
+	for (int i = 0; i < s->nhw; i++)
+		n += s->hw[i].value.why == SP_IMPLAUSIBLE;
+	for (int i = 0; i < s->ngpu; i++) {
+		const struct sp_gpu *g = &s->gpus[i];
+		const struct sp_u64 *all[] = { &g->temp_c, &g->power_mw, &g->power_limit_mw, &g->sm_clock_mhz,
+					       &g->sm_clock_max_mhz, &g->util_gpu_pct, &g->util_mem_pct,
+					       &g->reasons, &g->viol_power_ns, &g->viol_thermal_ns,
+					       &g->energy_mj, &g->mem_total, &g->mem_free, &g->mem_used };
+		for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+			n += implausible(all[k]);
+		if (sp_ok(g->reasons.why) && (g->reasons.v & ~SP_REASON_KNOWN_MASK))
+			n++;
+	}
+	return n;
+}
+
+static uint64_t warnings_total;
+
 void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 {
 	s->mono = clock_s(CLOCK_MONOTONIC);
 	s->wall = clock_s(CLOCK_REALTIME);
+	/* the GPU thread starts first and works while the files are read */
+	if (o->what & SP_READ_GPU)
+		sp_gpu_read_async();
 	if (o->what & SP_READ_MEM)
 		sp_meminfo_read(&s->mem);
 	if (o->what & SP_READ_CGROUP)
@@ -154,9 +186,14 @@ void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 		sp_procs_read(s, o);
 	else
 		s->nprocs = 0;
-	if (o->what & SP_READ_GPU)
-		sp_gpu_read(s);
-	else
+	if (o->what & SP_READ_GPU) {
+		sp_gpu_poll(s, s->mono + o->gpu_timeout_s);
+	} else {
 		s->gpu_status = SP_MISSING;
+		s->ngpu = 0;
+	}
 	sp_budget_compute(&s->budget, &s->mem, (o->what & SP_READ_CGROUP) ? &s->cg : NULL, o->reserve);
+	s->warnings = sp_sample_count_warnings(s);
+	warnings_total += s->warnings;
+	s->warnings_total = warnings_total;
 }

@@ -182,6 +182,8 @@ struct sp_sample {
 	int procs_seen;          /* processes scanned */
 	struct sp_proc procs[SP_MAX_PROCS];
 	struct sp_budget budget;
+	unsigned warnings;        /* implausible readings rejected + unknown reason bits, this sample */
+	uint64_t warnings_total;  /* the same, summed over every sample this process read */
 };
 
 /* What to read; the default reads everything. */
@@ -199,18 +201,25 @@ struct sp_read_opts {
 	unsigned what;      /* SP_READ_* */
 	uint64_t reserve;   /* bytes kept back for the OS and driver */
 	uint64_t proc_min_rss; /* unrecognised processes above this are listed too */
+	double gpu_timeout_s;  /* longest wait for the GPU thread (see probe.h) */
 };
 #define SP_DEFAULT_RESERVE (4ULL << 30)
 #define SP_DEFAULT_PROC_MIN_RSS (2ULL << 30)
+#define SP_DEFAULT_GPU_TIMEOUT 2.0 /* seconds: status answers within this plus the file reads */
 void sp_read_opts_init(struct sp_read_opts *o);
 
-/* Fill *s from the machine (through the roots of util/paths.h). */
+/* Fill *s from the machine (through the roots of util/paths.h). The GPU is
+ * read concurrently by the GPU thread and waited for at most o->gpu_timeout_s
+ * from the start of the sample; the other sources never wait for it. */
 void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o);
 /* Derive the budget from mem and cg (pure). */
 void sp_budget_compute(struct sp_budget *b, const struct sp_meminfo *m,
 		       const struct sp_cgroup *cg, uint64_t reserve);
 /* true when the GPUs share the system memory pool (GB10 and other UMA parts) */
 bool sp_sample_is_uma(const struct sp_sample *s);
+
+/* Count implausible readings and unknown clocks-event-reason bits (pure). */
+unsigned sp_sample_count_warnings(const struct sp_sample *s);
 
 /* Helpers used by the views. */
 const struct sp_hwchan *sp_hw_find(const struct sp_sample *s, const char *chip,

@@ -6,6 +6,7 @@
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"
+#include "util/sort.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,7 +66,7 @@ void sp_thermal_read(struct sp_sample *s)
 		s->nzones++;
 	}
 	sp_dir_close(&d);
-	qsort(s->zones, (size_t)s->nzones, sizeof s->zones[0], cmp_zone);
+	sp_sort(s->zones, (size_t)s->nzones, sizeof s->zones[0], cmp_zone);
 }
 
 static int cmp_hw(const void *a, const void *b)
@@ -206,7 +207,7 @@ void sp_hwmon_read(struct sp_sample *s)
 		read_chip(s, sub, idx);
 	}
 	sp_dir_close(&d);
-	qsort(s->hw, (size_t)s->nhw, sizeof s->hw[0], cmp_hw);
+	sp_sort(s->hw, (size_t)s->nhw, sizeof s->hw[0], cmp_hw);
 }
 
 const struct sp_hwchan *sp_hw_find(const struct sp_sample *s, const char *chip,

@@ -98,6 +98,10 @@ expect_jq '.gpus[0].memory.status == "ok" and .gpus[0].memory.total_bytes == 855
 expect_jq '.claims.cuda_free_estimate_bytes == null' "discrete: no UMA CUDA estimate"
 expect_jq '.gpus[0].clocks_event_reasons == []' "discrete: no reasons active"
 expect_jq '[.processes[] | select(.name=="sglang")][0].cap_fraction == 0.8' "SGLang cap from --mem-fraction-static"
+expect_jq '[.processes[] | select(.pid==5100)][0] | .kind == "other" and .cmdline == "/usr/bin/java -Xmx16g -jar spark-etl.jar"' "a big unrecognised process is listed with its command line"
+expect_jq '[.processes[] | select(.pid==5200)] == []' "a small unrecognised process is not"
+run env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn $S status $(sysroot discrete) --min-rss 20G --json
+expect_jq '[.processes[] | select(.pid==5100)] == []' "--min-rss raises the bar"
 
 # --- driver refusals and failures ------------------------------------------------------
 run env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/noperm.scn $S status $(sysroot gb10-idle) --json

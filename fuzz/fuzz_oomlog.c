@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+/* libFuzzer harness for the ladder's log classifier: the first byte picks a
+ * chunk size, the rest is fed in chunks of that size (any split must be
+ * safe). The answer must be one of the known kinds and phases. */
+#include "ladder/oomlog.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct sp_oomlog p;
+	size_t chunk = 4096;
+	if (size > 0) {
+		chunk = (size_t)data[0] + 1;
+		data++;
+		size--;
+	}
+	sp_oomlog_init(&p);
+	for (size_t o = 0; o < size; o += chunk)
+		sp_oomlog_feed(&p, data + o, size - o < chunk ? size - o : chunk);
+	sp_oomlog_finish(&p);
+	if ((unsigned)p.kind >= SP_OOM_KIND_N || (unsigned)p.phase > SP_PHASE_STEP)
+		abort();
+	if (strlen(p.evidence) >= sizeof p.evidence || p.len != 0)
+		abort();
+	for (const char *c = p.evidence; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			abort();
+	return 0;
+}

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/* The footprint arithmetic. Every constant here is explained, with its
+ * source, in docs/plan.md ("The terms"); keep the two in agreement. */
+#include "account/footprint.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *const method_names[SP_METHOD_N] = { "full", "lora", "qlora", "infer" };
+static const char *const cdtype_names[SP_CDT_N] = { "bf16", "fp16", "fp32" };
+static const char *const quant_names[SP_QUANT_N] = { "none", "int8", "nf4", "fp4" };
+static const char *const optim_names[SP_OPTIM_N] = { "adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor" };
+static const char *const fw_names[SP_FW_N] = { "hf", "unsloth", "torchtune" };
+static const char *const term_keys[SP_T_N] = {
+	"weights", "kbit_upcast", "adapter", "gradients", "optimizer", "master_weights",
+	"activations", "activations_offloaded", "logits", "kv_cache", "dequant_buffers",
+	"cuda_context", "allocator_slack", "host_process",
+};
+
+const char *sp_method_name(enum sp_method v) { return (unsigned)v < SP_METHOD_N ? method_names[v] : "?"; }
+const char *sp_cdtype_name(enum sp_cdtype v) { return (unsigned)v < SP_CDT_N ? cdtype_names[v] : "?"; }
+const char *sp_quant_name(enum sp_quant v) { return (unsigned)v < SP_QUANT_N ? quant_names[v] : "?"; }
+const char *sp_optim_name(enum sp_optim v) { return (unsigned)v < SP_OPTIM_N ? optim_names[v] : "?"; }
+const char *sp_framework_name(enum sp_framework v) { return (unsigned)v < SP_FW_N ? fw_names[v] : "?"; }
+const char *sp_term_key(enum sp_term t) { return (unsigned)t < SP_T_N ? term_keys[t] : "?"; }
+
+bool sp_term_is_host(enum sp_term t)
+{
+	return t == SP_T_HOST_PROCESS || t == SP_T_ACT_OFFLOADED;
+}
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+	if (!s)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcasecmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int sp_method_parse(const char *s) { return lookup(s, method_names, SP_METHOD_N); }
+int sp_quant_parse(const char *s) { return lookup(s, quant_names, SP_QUANT_N); }
+int sp_framework_parse(const char *s) { return lookup(s, fw_names, SP_FW_N); }
+
+int sp_cdtype_parse(const char *s)
+{
+	int r = lookup(s, cdtype_names, SP_CDT_N);
+	if (r >= 0 || !s)
+		return r;
+	if (strcasecmp(s, "bfloat16") == 0)
+		return SP_CDT_BF16;
+	if (strcasecmp(s, "float16") == 0 || strcasecmp(s, "half") == 0)
+		return SP_CDT_FP16;
+	if (strcasecmp(s, "float32") == 0)
+		return SP_CDT_FP32;
+	return -1;
+}
+
+int sp_optim_parse(const char *s)
+{
+	int r = lookup(s, optim_names, SP_OPTIM_N);
+	if (r >= 0 || !s)
+		return r;
+	/* the spellings HF TrainingArguments uses */
+	if (strcasecmp(s, "adamw_torch") == 0 || strcasecmp(s, "adamw_torch_fused") == 0 || strcasecmp(s, "adam") == 0)
+		return SP_OPTIM_ADAMW;
+	if (strcasecmp(s, "adamw_8bit") == 0 || strcasecmp(s, "adamw_bnb_8bit") == 0)
+		return SP_OPTIM_ADAMW8BIT;
+	if (strcasecmp(s, "paged_adamw_8bit") == 0)
+		return SP_OPTIM_PAGED_ADAMW8BIT;
+	return -1;
+}
+
+static const struct {
+	const char *name;
+	unsigned mask;
+} target_names[] = {
+	{ "q", SP_LT_Q }, { "q_proj", SP_LT_Q }, { "k", SP_LT_K }, { "k_proj", SP_LT_K },
+	{ "v", SP_LT_V }, { "v_proj", SP_LT_V }, { "o", SP_LT_O }, { "o_proj", SP_LT_O },
+	{ "gate", SP_LT_GATE }, { "gate_proj", SP_LT_GATE }, { "w1", SP_LT_GATE },
+	{ "up", SP_LT_UP }, { "up_proj", SP_LT_UP }, { "w3", SP_LT_UP },
+	{ "down", SP_LT_DOWN }, { "down_proj", SP_LT_DOWN }, { "w2", SP_LT_DOWN },
+	{ "all", SP_LT_ALL }, { "all-linear", SP_LT_ALL }, { "all_linear", SP_LT_ALL },
+	{ "attn", SP_LT_Q | SP_LT_K | SP_LT_V | SP_LT_O },
+	{ "mlp", SP_LT_GATE | SP_LT_UP | SP_LT_DOWN },
+};
+
+int sp_lora_targets_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	unsigned mask = 0;
+	const char *p = s;
+	for (;;) {
+		const char *e = p + strcspn(p, ",");
+		size_t n = (size_t)(e - p);
+		while (n && (*p == ' ')) {
+			p++;
+			n--;
+		}
+		while (n && p[n - 1] == ' ')
+			n--;
+		if (n == 0)
+			return -1;
+		bool found = false;
+		for (size_t i = 0; i < sizeof target_names / sizeof target_names[0]; i++) {
+			if (strlen(target_names[i].name) == n && strncasecmp(p, target_names[i].name, n) == 0) {
+				mask |= target_names[i].mask;
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			return -1;
+		if (!*e)
+			break;
+		p = e + 1;
+	}
+	return (int)mask;
+}
+
+const char *sp_lora_targets_str(unsigned mask, char *buf, size_t n)
+{
+	static const char *short_names[] = { "q", "k", "v", "o", "gate", "up", "down" };
+	size_t l = 0;
+	if (n)
+		buf[0] = 0;
+	for (int i = 0; i < 7; i++) {
+		if (!(mask >> i & 1))
+			continue;
+		int w = snprintf(buf + l, n > l ? n - l : 0, "%s%s", l ? "," : "", short_names[i]);
+		if (w > 0)
+			l += (size_t)w;
+		if (l >= n)
+			break;
+	}
+	return buf;
+}
+
+void sp_plan_opts_init(struct sp_plan_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->method = SP_METHOD_LORA;
+	o->dtype = SP_CDT_BF16;
+	o->quant = SP_QUANT_NONE;
+	o->optim = SP_OPTIM_ADAMW;
+	o->framework = SP_FW_HF;
+	o->attn = SP_ATTN_SDPA;
+	o->batch = 1;
+	o->seq = 2048;
+	o->grad_ckpt = true;
+	o->lora_rank = 16;
+	o->lora_targets = SP_LT_ALL;
+	o->uma = true;
+}
+
+/* ---- the shape ----------------------------------------------------------------- */
+
+/* Architectures with a plain two-matrix MLP (fc1, act, fc2): GPT-2 and its
+ * relatives. Everything else (Llama, Mistral, Qwen, Gemma, Phi-3, Mixtral,
+ * DeepSeek, gpt-oss) has a gated MLP (gate, up, down). */
+bool sp_shape_gated(const struct sp_model_shape *m)
+{
+	static const char *plain[] = { "gpt2", "gpt_neox", "gptj", "gpt_bigcode", "phi", "falcon", "bloom",
+				       "opt", "mpt", "starcoder2", "stablelm_alpha", "gpt_neo" };
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+		if (strcasecmp(m->arch, plain[i]) == 0)
+			return false;
+	return true;
+}
+
+static bool has_abs_positions(const struct sp_model_shape *m)
+{
+	return strcasecmp(m->arch, "gpt2") == 0 || strcasecmp(m->arch, "gpt_bigcode") == 0 ||
+	       strcasecmp(m->arch, "opt") == 0 || strcasecmp(m->arch, "gpt_neo") == 0;
+}
+
+static int head_dim(const struct sp_model_shape *m)
+{
+	if (m->head_dim > 0)
+		return m->head_dim;
+	return m->n_heads > 0 ? m->hidden / m->n_heads : m->hidden;
+}
+
+static double q_dim(const struct sp_model_shape *m)
+{
+	return m->n_heads > 0 ? (double)m->n_heads * head_dim(m) : (double)m->hidden;
+}
+
+static double kv_dim(const struct sp_model_shape *m)
+{
+	int kv = m->n_kv_heads > 0 ? m->n_kv_heads : m->n_heads;
+	return kv > 0 ? (double)kv * head_dim(m) : (double)m->hidden;
+}
+
+/* the width of one expert's MLP (or the dense MLP) */
+static double mlp_width(const struct sp_model_shape *m)
+{
+	if (m->n_experts > 0 && m->moe_intermediate > 0)
+		return m->moe_intermediate;
+	if (m->intermediate > 0)
+		return m->intermediate;
+	return 4.0 * m->hidden;
+}
+
+int sp_shape_complete(struct sp_model_shape *m)
+{
+	if (m->n_layers <= 0 || m->hidden <= 0 || m->vocab <= 0) {
+		if (m->params > 0)
+			return 0; /* counted from tensors: the planner falls back where needed */
+		return -1;
+	}
+	if (m->n_heads <= 0)
+		m->n_heads = m->hidden / 128 > 0 ? m->hidden / 128 : 1;
+	if (m->n_kv_heads <= 0)
+		m->n_kv_heads = m->n_heads;
+	if (m->head_dim <= 0)
+		m->head_dim = m->hidden / m->n_heads;
+	if (m->intermediate <= 0 && m->n_experts == 0)
+		m->intermediate = 4 * m->hidden;
+	double h = m->hidden, L = m->n_layers, V = m->vocab, I = mlp_width(m);
+	bool gated = sp_shape_gated(m);
+	double attn = h * q_dim(m) * 2 + h * kv_dim(m) * 2;
+	double mlp1 = (gated ? 3.0 : 2.0) * h * I;
+	double experts = m->n_experts > 0 ? m->n_experts : 1;
+	double router = m->n_experts > 0 ? h * m->n_experts : 0;
+	double linear = L * (attn + experts * mlp1 + router);
+	/* norms (RMSNorm: weight only; LayerNorm: weight and bias) and, for the
+	 * plain GPT-2 family, the biases of every linear */
+	double small = gated ? L * 2 * h + h : L * (4 * h + q_dim(m) + 2 * kv_dim(m) + h + I + h) + 2 * h;
+	double embed = V * h * (m->tied_embeddings ? 1 : 2);
+	if (has_abs_positions(m))
+		embed += (m->max_seq > 0 ? m->max_seq : 1024) * h;
+	if (m->linear_params <= 0)
+		m->linear_params = linear;
+	if (m->embed_params <= 0)
+		m->embed_params = embed;
+	if (m->params <= 0)
+		m->params = linear + small + embed;
+	if (m->params_active <= 0) {
+		double k = m->n_experts > 0 ? (m->experts_per_tok > 0 ? m->experts_per_tok : 2) : 1;
+		m->params_active = m->n_experts > 0 ? L * (attn + k * mlp1 + router) + small + embed : m->params;
+	}
+	return 0;
+}
+
+double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned t)
+{
+	if (m->n_layers <= 0 || m->hidden <= 0 || rank <= 0)
+		return 0;
+	double r = rank, h = m->hidden, qd = q_dim(m), kvd = kv_dim(m), I = mlp_width(m);
+	double per = 0;
+	if (t & SP_LT_Q)
+		per += r * (h + qd);
+	if (t & SP_LT_K)
+		per += r * (h + kvd);
+	if (t & SP_LT_V)
+		per += r * (h + kvd);
+	if (t & SP_LT_O)
+		per += r * (qd + h);
+	double mlp = 0;
+	bool gated = sp_shape_gated(m);
+	if ((t & SP_LT_GATE) && gated)
+		mlp += r * (h + I);
+	if (t & SP_LT_UP)
+		mlp += r * (h + I);
+	if (t & SP_LT_DOWN)
+		mlp += r * (I + h);
+	per += mlp * (m->n_experts > 0 ? m->n_experts : 1);
+	return per * m->n_layers;
+}
+
+/* ---- the terms ------------------------------------------------------------------- */
+
+#define GiB_D 1073741824.0
+/* NF4/FP4 with double quantization: 4 bits + 0.127 bit of constants per param */
+#define NF4_BYTES (0.5 + 0.127 / 8.0)
+/* LLM.int8: one byte + an fp32 scale per output row (about 0.001 B/param) */
+#define INT8_BYTES 1.001
+/* CUDA context, cuBLAS and cuDNN workspaces */
+#define CUDA_CONTEXT_BYTES (0.5 * GiB_D)
+/* the training process on the host: Python, torch, transformers, tokenizer,
+ * two dataloader workers, pinned staging buffers */
+#define HOST_TRAIN_BYTES (3.0 * GiB_D)
+#define HOST_INFER_BYTES (2.0 * GiB_D)
+/* allocator slack on transient allocations (activations, logits, buffers) */
+#define ALLOC_SLACK 0.05
+/* HF's default safetensors shard size (max_shard_size="5GB") */
+#define SHARD_BYTES 5e9
+
+static double cdt_bytes(enum sp_cdtype d)
+{
+	return d == SP_CDT_FP32 ? 4.0 : 2.0;
+}
+
+static double quant_bytes(enum sp_quant q, double unq)
+{
+	switch (q) {
+	case SP_QUANT_INT8:
+		return INT8_BYTES;
+	case SP_QUANT_NF4:
+	case SP_QUANT_FP4:
+		return NF4_BYTES;
+	default:
+		return unq;
+	}
+}
+
+/* one layer's activations saved for backward, 16-bit, no recompute
+ * (Korthikanti et al. 2022, generalised to GQA and gated MLPs) */
+static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opts *o, bool gated)
+{
+	double T = (double)o->batch * o->seq, h = m->hidden, I = mlp_width(m);
+	double k = m->n_experts > 0 ? (m->experts_per_tok > 0 ? m->experts_per_tok : 2) : 1;
+	double per_tok = 12 * h + 4 * kv_dim(m);
+	if (gated)
+		per_tok += 8 * I * k;
+	else
+		per_tok += 4 * I * k + 2 * h; /* + the two dropout masks */
+	if (m->n_experts > 0)
+		per_tok += 4 * h * k + 4.0 * m->n_experts; /* token permutation, router logits */
+	double b = T * per_tok;
+	if (o->attn == SP_ATTN_EAGER)
+		b += 5.0 * m->n_heads * (double)o->seq * T;
+	return b;
+}
+
+static double logits_bytes_per_elem(enum sp_framework fw)
+{
+	switch (fw) {
+	case SP_FW_HF:
+		return 16; /* fp32 upcast, shifted copy, log-softmax, its gradient */
+	case SP_FW_TORCHTUNE:
+		return 3.5; /* bf16 logits in 8 chunks + one chunk's fp32 loss */
+	default:
+		return 0; /* Unsloth: fused/cut cross-entropy, see chunk below */
+	}
+}
+
+static uint64_t u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v > 1.8e19)
+		return UINT64_MAX / 2;
+	return (uint64_t)llround(v);
+}
+
+void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
+{
+	memset(f, 0, sizeof *f);
+	double t[SP_T_N] = { 0 };
+	bool gated = sp_shape_gated(m);
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	f->gated_mlp = gated;
+	double P = m->params;
+	double lin = m->linear_params > 0 ? m->linear_params : 0.96 * P;
+	if (lin > P)
+		lin = P;
+	double unq = P - lin;
+	double db = cdt_bytes(o->dtype);
+	bool train = o->method != SP_METHOD_INFER;
+	enum sp_quant q = o->quant;
+	if (o->method == SP_METHOD_QLORA && q == SP_QUANT_NONE)
+		q = SP_QUANT_NF4;
+	if (o->method == SP_METHOD_FULL)
+		q = SP_QUANT_NONE; /* full fine-tuning updates 16/32-bit weights */
+	f->params = P;
+
+	/* weights */
+	if (m->prequantized && m->have_tensors && m->weight_bytes > 0 && o->method != SP_METHOD_FULL) {
+		t[SP_T_WEIGHTS] = (double)m->weight_bytes;
+		f->quantized_params = lin;
+	} else if (q != SP_QUANT_NONE) {
+		t[SP_T_WEIGHTS] = lin * quant_bytes(q, db) + unq * db;
+		f->quantized_params = lin;
+		if (train && o->framework == SP_FW_HF && db < 4)
+			t[SP_T_KBIT_UPCAST] = unq * (4 - db);
+	} else {
+		t[SP_T_WEIGHTS] = P * db;
+	}
+
+	/* trainable parameters, their gradients and optimizer state */
+	double pb = db; /* bytes per trainable param */
+	double T = 0;
+	if (o->method == SP_METHOD_FULL) {
+		T = P;
+	} else if (o->method == SP_METHOD_LORA || o->method == SP_METHOD_QLORA) {
+		f->lora_params = sp_lora_params(m, o->lora_rank, o->lora_targets);
+		if (!arch) /* no architecture: PEFT's all-linear r=16 share is ~0.5% */
+			f->lora_params = P * 0.0052 * o->lora_rank / 16.0;
+		T = f->lora_params;
+		/* PEFT keeps adapters in fp32 (autocast_adapter_dtype); torchtune in the model dtype */
+		pb = o->framework == SP_FW_TORCHTUNE ? db : 4.0;
+		t[SP_T_ADAPTER] = T * pb;
+	}
+	f->trainable_params = T;
+	if (train) {
+		t[SP_T_GRADIENTS] = T * pb;
+		switch (o->optim) {
+		case SP_OPTIM_ADAMW:
+			t[SP_T_OPTIMIZER] = T * 2 * pb; /* exp_avg, exp_avg_sq in the param dtype */
+			break;
+		case SP_OPTIM_ADAMW8BIT:
+		case SP_OPTIM_PAGED_ADAMW8BIT:
+			t[SP_T_OPTIMIZER] = T * (2 + 8.0 / 2048); /* two 8-bit states + fp32 absmax per 2048 */
+			break;
+		case SP_OPTIM_SGD:
+			t[SP_T_OPTIMIZER] = 0; /* torch.optim.SGD, momentum=0 (its default) */
+			break;
+		case SP_OPTIM_ADAFACTOR: {
+			/* factored second moment: a row and a column vector per matrix, fp32 */
+			double h = m->hidden, r = o->lora_rank;
+			double L = m->n_layers;
+			if (!arch)
+				t[SP_T_OPTIMIZER] = T * 4 * 0.002;
+			else if (o->method == SP_METHOD_FULL)
+				t[SP_T_OPTIMIZER] = 4 * (L * 7 * (h + mlp_width(m)) * (m->n_experts > 0 ? m->n_experts : 1) +
+							 (double)m->vocab + h);
+			else {
+				int nt = 0;
+				for (int i = 0; i < 7; i++)
+					nt += (int)(o->lora_targets >> i & 1);
+				t[SP_T_OPTIMIZER] = 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
+			}
+			break;
+		}
+		default:
+			break;
+		}
+		if (o->master_weights && pb < 4)
+			t[SP_T_MASTER] = T * 4;
+	}
+
+	/* activations */
+	double tokens = (double)o->batch * o->seq;
+	double h = arch ? m->hidden : 4096, L = arch ? m->n_layers : 32;
+	double al = arch ? act_layer(m, o, gated) : tokens * 34 * h;
+	f->act_layer_bytes = al;
+	double io = tokens * 4 * h; /* embedding output, final norm */
+	if (train) {
+		if (!o->grad_ckpt) {
+			t[SP_T_ACTIVATIONS] = L * al + io;
+		} else {
+			double kept = L * 2 * tokens * h; /* each layer's input */
+			if (o->framework == SP_FW_UNSLOTH) {
+				t[SP_T_ACT_OFFLOADED] = kept;
+				t[SP_T_ACTIVATIONS] = al + 2 * tokens * h + io;
+			} else {
+				t[SP_T_ACTIVATIONS] = kept + al + io;
+			}
+		}
+		double V = arch ? m->vocab : 128256;
+		double lg = tokens * V * logits_bytes_per_elem(o->framework);
+		if (o->framework == SP_FW_UNSLOTH)
+			lg = (tokens < 1024 ? tokens : 1024) * V * 4;
+		t[SP_T_LOGITS] = lg;
+	} else {
+		t[SP_T_ACTIVATIONS] = al * 0.5 + io;
+		t[SP_T_LOGITS] = (double)o->batch * (arch ? m->vocab : 128256) * 4;
+		double kvb = o->dtype == SP_CDT_FP32 ? 4 : 2;
+		double kvd = arch ? kv_dim(m) : h / 4;
+		t[SP_T_KV_CACHE] = L * kvd * (double)o->seq * o->batch * 2 * kvb;
+	}
+
+	/* one layer's 16-bit weights: what a 4/8-bit base dequantizes at a time */
+	double layer16 = arch ? (lin / L) * 2 : P / 32 * 2;
+	f->layer_weight_bytes = layer16;
+	if (f->quantized_params > 0) {
+		double big = arch ? (double)m->hidden * mlp_width(m) * 2 : layer16 / 3;
+		t[SP_T_DEQUANT] = 2 * big; /* forward and backward of the widest linear */
+	}
+	t[SP_T_CUDA_CONTEXT] = CUDA_CONTEXT_BYTES;
+	t[SP_T_ALLOCATOR] = ALLOC_SLACK * (t[SP_T_ACTIVATIONS] + t[SP_T_LOGITS] + t[SP_T_DEQUANT] + t[SP_T_KV_CACHE]);
+	t[SP_T_HOST_PROCESS] = train ? HOST_TRAIN_BYTES : HOST_INFER_BYTES;
+
+	for (int i = 0; i < SP_T_N; i++) {
+		f->term[i] = u64(t[i]);
+		if (sp_term_is_host((enum sp_term)i))
+			f->host_bytes += f->term[i];
+		else
+			f->device_bytes += f->term[i];
+	}
+	f->peak_bytes = o->uma ? f->device_bytes + f->host_bytes : f->device_bytes;
+
+	/* the load: safetensors are mmapped and copied; on UMA the mapped pages
+	 * and the copy share the pool. A 4-bit base quantized on load from
+	 * 16-bit shards streams them one shard at a time. */
+	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes : P * 2;
+	f->load_file_bytes = u64(file);
+	double dev_load = t[SP_T_WEIGHTS] + t[SP_T_KBIT_UPCAST] + t[SP_T_CUDA_CONTEXT];
+	double mapped = file;
+	if (f->quantized_params > 0 && !m->prequantized) {
+		double shard = m->files_read > 1 ? file / m->files_read : (file < SHARD_BYTES ? file : SHARD_BYTES);
+		mapped = shard + layer16;
+	}
+	double host_load = mapped + t[SP_T_HOST_PROCESS];
+	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load);
+	snprintf(f->note, sizeof f->note, "%s%s", arch ? "" : "no architecture: activations from a Llama-like 4096-wide, 32-layer guess",
+		 m->prequantized ? (arch ? "weights as stored (pre-quantized)" : "; weights as stored (pre-quantized)") : "");
+}

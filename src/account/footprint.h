@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* The memory footprint of one training or inference job: every term in bytes,
+ * the steady-state peak, the load-time peak, split into what the GPU
+ * allocates (device side) and what the training process keeps in host memory
+ * (host side). Pure arithmetic over a struct sp_model_shape: no I/O.
+ * Formulas and their sources: docs/plan.md. */
+#ifndef SP_FOOTPRINT_H
+#define SP_FOOTPRINT_H
+#include "model/model.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum sp_method { SP_METHOD_FULL, SP_METHOD_LORA, SP_METHOD_QLORA, SP_METHOD_INFER, SP_METHOD_N };
+enum sp_cdtype { SP_CDT_BF16, SP_CDT_FP16, SP_CDT_FP32, SP_CDT_N };
+enum sp_quant { SP_QUANT_NONE, SP_QUANT_INT8, SP_QUANT_NF4, SP_QUANT_FP4, SP_QUANT_N };
+enum sp_optim { SP_OPTIM_ADAMW, SP_OPTIM_ADAMW8BIT, SP_OPTIM_PAGED_ADAMW8BIT, SP_OPTIM_SGD, SP_OPTIM_ADAFACTOR, SP_OPTIM_N };
+enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_N };
+enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER };
+
+/* LoRA target modules (bit mask) */
+enum {
+	SP_LT_Q = 1 << 0, SP_LT_K = 1 << 1, SP_LT_V = 1 << 2, SP_LT_O = 1 << 3,
+	SP_LT_GATE = 1 << 4, SP_LT_UP = 1 << 5, SP_LT_DOWN = 1 << 6,
+	SP_LT_ALL = 0x7f,
+};
+
+const char *sp_method_name(enum sp_method v);
+const char *sp_cdtype_name(enum sp_cdtype v);
+const char *sp_quant_name(enum sp_quant v);
+const char *sp_optim_name(enum sp_optim v);
+const char *sp_framework_name(enum sp_framework v);
+/* name -> value; -1 when unknown */
+int sp_method_parse(const char *s);
+int sp_cdtype_parse(const char *s);
+int sp_quant_parse(const char *s);
+int sp_optim_parse(const char *s);
+int sp_framework_parse(const char *s);
+/* "q,k,v,o,gate,up,down" (also q_proj ..., "all", "all-linear", "attn", "mlp");
+ * returns the mask, or -1 naming nothing valid / an unknown module. */
+int sp_lora_targets_parse(const char *s);
+/* "q,v" for a mask, into buf */
+const char *sp_lora_targets_str(unsigned mask, char *buf, size_t n);
+
+struct sp_plan_opts {
+	enum sp_method method;
+	enum sp_cdtype dtype;     /* compute / unquantized weights */
+	enum sp_quant quant;      /* base-weight quantization (qlora implies nf4) */
+	enum sp_optim optim;
+	enum sp_framework framework;
+	enum sp_attn attn;
+	int batch;                /* micro-batch */
+	int seq;                  /* sequence / packing length */
+	bool grad_ckpt;
+	int lora_rank;
+	unsigned lora_targets;
+	bool master_weights;      /* an fp32 copy of 16-bit trainable weights (DeepSpeed/Megatron style) */
+	bool uma;                 /* host and device share one pool */
+};
+void sp_plan_opts_init(struct sp_plan_opts *o);
+
+enum sp_term {
+	SP_T_WEIGHTS,        /* base weights on the device, per real dtype */
+	SP_T_KBIT_UPCAST,    /* HF prepare_model_for_kbit_training: unquantized params to fp32 */
+	SP_T_ADAPTER,        /* LoRA A/B matrices */
+	SP_T_GRADIENTS,      /* of trainable params only */
+	SP_T_OPTIMIZER,      /* optimizer state of trainable params */
+	SP_T_MASTER,         /* fp32 master copy of trainable params */
+	SP_T_ACTIVATIONS,    /* saved for backward (device side) */
+	SP_T_ACT_OFFLOADED,  /* checkpoints offloaded to host (Unsloth) */
+	SP_T_LOGITS,         /* logits and loss buffers */
+	SP_T_KV_CACHE,       /* inference */
+	SP_T_DEQUANT,        /* transient dequantization buffers (4/8-bit base) */
+	SP_T_CUDA_CONTEXT,   /* CUDA context, cuBLAS/cuDNN workspaces */
+	SP_T_ALLOCATOR,      /* caching-allocator slack (reserved but unused) */
+	SP_T_HOST_PROCESS,   /* Python, torch, tokenizer, dataloader workers, pinned buffers */
+	SP_T_N
+};
+/* JSON key ("weights", "kv_cache" ...) */
+const char *sp_term_key(enum sp_term t);
+/* true for the host-side terms */
+bool sp_term_is_host(enum sp_term t);
+
+struct sp_footprint {
+	double params;            /* total */
+	double trainable_params;
+	double lora_params;       /* adapter params (0 for full / infer) */
+	double quantized_params;  /* params stored quantized on the device */
+	uint64_t term[SP_T_N];
+	uint64_t device_bytes;    /* sum of device-side terms */
+	uint64_t host_bytes;      /* sum of host-side terms */
+	uint64_t peak_bytes;      /* UMA: device + host; discrete: device */
+	uint64_t load_peak_bytes; /* the load-time peak, same convention */
+	uint64_t load_file_bytes; /* bytes of weight files mapped while loading */
+	double act_layer_bytes;   /* one layer's saved activations (no recompute) */
+	double layer_weight_bytes;/* one layer's 16-bit weights (the dequant buffer) */
+	bool gated_mlp;
+	char note[256];           /* what the model assumed, for people */
+};
+
+/* Fill the parameter counts of a shape from its architecture numbers when
+ * they are missing (params == 0): dense or MoE, gated or plain MLP, GQA,
+ * tied or untied embeddings. Returns 0, or -1 when the shape lacks layers,
+ * hidden size or vocabulary. */
+int sp_shape_complete(struct sp_model_shape *m);
+/* true when the MLP has a gate projection (Llama-style SwiGLU/GeGLU) */
+bool sp_shape_gated(const struct sp_model_shape *m);
+
+/* LoRA parameters PEFT creates: r*(in+out) per targeted linear per layer. */
+double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned targets);
+
+/* The footprint of the job. m must be complete (sp_shape_complete). */
+void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f);
+#endif

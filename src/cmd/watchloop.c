@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: MIT
+/* The long-job engine behind `sparkops run` and `sparkops watch`.
+ *
+ * One thread samples (every --interval: the probes, the GPU, the job's
+ * process tree), writes the log, derives events, feeds attribution and copies
+ * progress from the relay (watch/child.c). A second thread, only when a guard
+ * is asked for, watches MemFree and PSI on its own short clock: it never waits
+ * for the sampler or the GPU read, so a hung driver cannot stop it. */
+#include "cmd/cli.h"
+#include "cmd/watchloop.h"
+#include "probe/probe.h"
+#include "util/fileio.h"
+#include "util/msg.h"
+#include "util/paths.h"
+#include "util/units.h"
+#include "watch/attribute.h"
+#include "watch/child.h"
+#include "watch/logrow.h"
+#include "watch/progress.h"
+#include "watch/sampler.h"
+#include "watch/summary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LIVE_PROC "/proc" /* the job runs on this machine, whatever --procfs says */
+#define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
+
+void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
+{
+	memset(o, 0, sizeof *o);
+	o->cmdname = cmdname;
+	o->interval_s = 30;
+	o->fsync_s = SP_DEFAULT_FSYNC_S;
+	o->baseline_window_s = SP_ATTR_DEFAULT_WINDOW_S;
+	o->slowdown_pct = SP_ATTR_DEFAULT_SLOWDOWN_PCT;
+	o->guard.grace_s = SP_GUARD_DEFAULT_GRACE_S;
+	o->reserve = SP_DEFAULT_RESERVE;
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+#define GQ_MAX 32
+struct wl {
+	const struct sp_wl_opts *o;
+	struct sp_csvlog log;
+	bool log_ok, log_warned;
+	struct sp_summary sum;
+	struct sp_evstate ev;
+	struct sp_attr attr;
+	struct sp_progress prog[2];
+	unsigned long prog_seen[2];
+	double rate;
+	char unit[16];
+	bool rate_fresh;
+	struct sp_child child;
+	bool have_child;
+	pid_t root;          /* whose tree is the job: the child's (via us, a subreaper) or --pid */
+	bool root_is_self;   /* run: the tree under sparkops, less the relay */
+	atomic_bool job_alive;
+	atomic_bool guard_stopped; /* the guard sent SIGTERM/SIGKILL */
+	uint64_t oom_kill_first;
+	bool oom_first_ok;
+	struct sp_read_opts ro;
+	/* guard thread */
+	pthread_t gthread;
+	bool gthread_on;
+	int g_wake;   /* eventfd: the guard queued rows */
+	int g_stop;   /* eventfd: stop the guard */
+	pthread_mutex_t gq_lock;
+	int gq_n;
+	struct sp_logrow gq[GQ_MAX];
+	struct sp_guard guard;
+};
+
+static struct sp_sample g_sample; /* big: kept out of the stack */
+static struct sp_tree g_tree, g_guard_tree;
+static struct wl W;
+
+/* ---- the log --------------------------------------------------------------------- */
+
+static void emit(struct wl *w, struct sp_logrow *r)
+{
+	sp_summary_add(&w->sum, r);
+	if (!w->log_ok)
+		return;
+	int e = sp_csvlog_write(&w->log, r, mono_now());
+	if (e < 0 && !w->log_warned) {
+		sp_error("'%s': %s; the log stops here, the job keeps running", w->log.path, strerror(-e));
+		w->log_warned = true;
+	} else if (e == 0 && w->log_warned) {
+		sp_note("'%s': writing again (%ld rows lost)", w->log.path, w->log.lost);
+		w->log_warned = false;
+	}
+}
+
+static void emit_event(struct wl *w, const char *ev, const char *detail)
+{
+	struct sp_logrow r;
+	sp_logrow_event(&r, wall_now(), ev, detail);
+	emit(w, &r);
+}
+
+/* ---- the GPU read: one place, so a bounded-time reader can replace it -------- */
+
+static void read_gpu(struct sp_sample *s)
+{
+	sp_gpu_read(s);
+}
+
+/* ---- the job's process tree ---------------------------------------------------------- */
+
+static void scan_tree(struct wl *w, struct sp_tree *t)
+{
+	if (w->root_is_self)
+		sp_tree_scan(t, LIVE_PROC, getpid(), false, w->child.relay);
+	else if (w->root > 0)
+		sp_tree_scan(t, LIVE_PROC, w->root, true, 0);
+	else
+		t->n = 0, t->rss_bytes = 0;
+}
+
+/* ---- the guard thread ------------------------------------------------------------------ */
+
+static void guard_queue(struct wl *w, const char *ev, const char *detail)
+{
+	pthread_mutex_lock(&w->gq_lock);
+	if (w->gq_n < GQ_MAX)
+		sp_logrow_event(&w->gq[w->gq_n++], wall_now(), ev, detail);
+	pthread_mutex_unlock(&w->gq_lock);
+	uint64_t one = 1;
+	ssize_t x = write(w->g_wake, &one, sizeof one);
+	(void)x;
+}
+
+static double read_free(void)
+{
+	struct sp_meminfo m;
+	sp_meminfo_read(&m);
+	return m.why == SP_OK ? (double)m.v[SP_MI_FREE] : NAN;
+}
+
+static double read_psi_full(void)
+{
+	struct sp_psi p[SP_PSI_N];
+	sp_psi_read(p);
+	return p[SP_PSI_MEMORY].why == SP_OK && p[SP_PSI_MEMORY].full.ok ? p[SP_PSI_MEMORY].full.avg10 : NAN;
+}
+
+static void guard_flush(struct wl *w)
+{
+	char path[600], d[200], a[32], b[32];
+	double before = read_free();
+	sync();
+	sp_proc_path(path, sizeof path, "sys/vm/drop_caches");
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int e = 0;
+	if (fd < 0 || write(fd, "3", 1) != 1)
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	double after = read_free();
+	double freed = isnan(before) || isnan(after) ? NAN : after - before;
+	if (e) {
+		snprintf(d, sizeof d, "error=%s", strerror(e));
+		sp_warn("guard: page cache flush failed: '%s': %s", path, strerror(e));
+	} else {
+		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", isnan(freed) ? 0 : freed, after);
+		sp_warn("guard: flushed the page cache: %s freed, %s free now", sp_fmt_gib(a, sizeof a, freed),
+			sp_fmt_gib(b, sizeof b, after));
+	}
+	guard_queue(w, SP_EV_GUARD_FLUSH, d);
+}
+
+static void guard_stop_job(struct wl *w, int sig)
+{
+	char d[200];
+	scan_tree(w, &g_guard_tree);
+	int n = sp_tree_signal(&g_guard_tree, sig);
+	atomic_store(&w->guard_stopped, true);
+	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
+	if (sig == SIGTERM)
+		sp_warn("guard: stopping the job: SIGTERM to %d process%s (SIGKILL in %gs if it is still running)", n,
+			n == 1 ? "" : "es", w->guard.cfg.grace_s);
+	else
+		sp_warn("guard: the job did not stop within %gs: SIGKILL to %d process%s", w->guard.cfg.grace_s, n,
+			n == 1 ? "" : "es");
+	guard_queue(w, sig == SIGTERM ? SP_EV_GUARD_TERM : SP_EV_GUARD_KILL, d);
+}
+
+static int psi_trigger_open(void)
+{
+	if (sp_paths_is_fixture())
+		return -1; /* never write a trigger into a fixture file */
+	char path[600];
+	sp_proc_path(path, sizeof path, "pressure/memory");
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* wake when tasks stall 100 ms on memory within a 1 s window */
+	static const char trig[] = "some 100000 1000000";
+	if (write(fd, trig, sizeof trig) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void *guard_main(void *arg)
+{
+	struct wl *w = arg;
+	struct sp_guard *g = &w->guard;
+	int trig = psi_trigger_open();
+	char d[200], a[32], b[32];
+	for (;;) {
+		double t = mono_now();
+		double fr = read_free();
+		double psi = g->cfg.psi_full_pct > 0 ? read_psi_full() : NAN;
+		enum sp_guard_act act = sp_guard_step(g, t, fr, psi, atomic_load(&w->job_alive));
+		switch (act) {
+		case SP_GA_WARN:
+			if (g->by_psi) {
+				snprintf(d, sizeof d, "psi_memory_full_avg10=%.2f threshold=%.2f", psi, g->cfg.psi_full_pct);
+				sp_warn("guard: memory pressure: PSI memory full %.1f%% above %.1f%%", psi, g->cfg.psi_full_pct);
+			} else {
+				snprintf(d, sizeof d, "free_bytes=%.0f floor_bytes=%llu", fr, (unsigned long long)g->cfg.min_free);
+				sp_warn("guard: free memory %s is below the %s floor", sp_fmt_gib(a, sizeof a, fr),
+					sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free));
+			}
+			guard_queue(w, SP_EV_GUARD_WARN, d);
+			break;
+		case SP_GA_RECOVERED:
+			sp_note("guard: back above the floor (%s free)", sp_fmt_gib(a, sizeof a, fr));
+			break;
+		case SP_GA_FLUSH:
+			guard_flush(w);
+			break;
+		case SP_GA_TERM:
+			guard_stop_job(w, SIGTERM);
+			break;
+		case SP_GA_KILL:
+			guard_stop_job(w, SIGKILL);
+			break;
+		default:
+			break;
+		}
+		struct pollfd p[2] = { { .fd = w->g_stop, .events = POLLIN }, { .fd = trig, .events = POLLPRI } };
+		int r = poll(p, 2, sp_guard_sleep_ms(g, fr));
+		if (r > 0 && (p[0].revents & POLLIN))
+			break;
+		if (r > 0 && (p[1].revents & (POLLERR | POLLNVAL))) {
+			close(trig);
+			trig = -1;
+		}
+	}
+	if (trig >= 0)
+		close(trig);
+	return NULL;
+}
+
+static void guard_drain(struct wl *w)
+{
+	uint64_t v;
+	ssize_t x = read(w->g_wake, &v, sizeof v);
+	(void)x;
+	struct sp_logrow rows[GQ_MAX];
+	pthread_mutex_lock(&w->gq_lock);
+	int n = w->gq_n;
+	memcpy(rows, w->gq, sizeof rows[0] * (size_t)n);
+	w->gq_n = 0;
+	pthread_mutex_unlock(&w->gq_lock);
+	for (int i = 0; i < n; i++)
+		emit(w, &rows[i]);
+}
+
+/* ---- sampling ------------------------------------------------------------------------- */
+
+static void episode_line(struct wl *w, enum sp_attr_event e)
+{
+	struct sp_attr *a = &w->attr;
+	char d[256];
+	if (e == SP_ATTR_EPISODE_START) {
+		snprintf(d, sizeof d, "cause=%s drop_pct=%.1f baseline=%.4g rate=%.4g evidence=%s",
+			 sp_cause_name(a->cause), a->drop_pct, a->baseline, a->last_rate, a->evidence);
+		for (char *p = strstr(d, "evidence=") + 9; *p; p++)
+			if (*p == ' ')
+				*p = '_';
+		emit_event(w, SP_EV_EPISODE_START, d);
+		sp_warn("slowdown: %.3g %s is %.0f%% under the %.3g %s baseline: %s (%s)%s", a->last_rate, a->unit,
+			a->drop_pct, a->baseline, a->unit, sp_cause_name(a->cause), a->evidence,
+			a->cause == SP_CAUSE_POWER_CAP
+				? "; this is the platform's sustained power limit (PL1), expected under long load: "
+				  "not a reason to retune the batch size"
+				: "");
+	} else {
+		snprintf(d, sizeof d, "cause=%s rate=%.4g", sp_cause_name(a->cause), a->last_rate);
+		emit_event(w, SP_EV_EPISODE_END, d);
+		sp_note("slowdown over: %.3g %s, back within %.0f%% of the baseline (it was %s)", a->last_rate, a->unit,
+			a->slowdown_pct, sp_cause_name(a->cause));
+	}
+}
+
+static void take_sample(struct wl *w)
+{
+	struct sp_sample *s = &g_sample;
+	struct sp_read_opts ro = w->ro;
+	ro.what &= ~(unsigned)SP_READ_GPU;
+	sp_sample_read(s, &ro);
+	read_gpu(s);
+	scan_tree(w, &g_tree);
+	if (!w->oom_first_ok && sp_ok(s->cg.oom_kill.why)) {
+		w->oom_kill_first = s->cg.oom_kill.v;
+		w->oom_first_ok = true;
+	}
+
+	struct sp_logrow rows[24];
+	bool appeared = false;
+	int n = sp_events_diff(&w->ev, s, g_tree.pids, g_tree.n, rows, 24, &appeared);
+	for (int i = 0; i < n; i++)
+		emit(w, &rows[i]);
+
+	struct sp_logrow r;
+	sp_logrow_from_sample(&r, s);
+	if (w->root > 0 || w->root_is_self)
+		r.job_rss_bytes = (double)g_tree.rss_bytes;
+	for (int i = 0; i < 2; i++)
+		sp_progress_flush(&w->prog[i]);
+	for (int i = 0; i < 2; i++)
+		if (w->prog[i].updates != w->prog_seen[i]) {
+			w->prog_seen[i] = w->prog[i].updates;
+			w->rate = w->prog[i].rate;
+			snprintf(w->unit, sizeof w->unit, "%s", w->prog[i].unit);
+			w->rate_fresh = true;
+		}
+	if (!isnan(w->rate)) {
+		r.throughput = w->rate;
+		snprintf(r.throughput_unit, sizeof r.throughput_unit, "%s", w->unit);
+	}
+
+	struct sp_attr_obs o;
+	sp_attr_obs_clear(&o);
+	o.t = s->mono;
+	o.rate = w->rate;
+	snprintf(o.unit, sizeof o.unit, "%s", w->unit);
+	o.rate_fresh = w->rate_fresh;
+	w->rate_fresh = false;
+	o.reasons_ok = r.gpu_reasons_ok;
+	o.reasons = r.gpu_reasons;
+	o.viol_thermal_s = r.gpu_thermal_viol_s;
+	o.viol_power_s = r.gpu_power_viol_s;
+	o.gpu_temp_c = r.gpu_temp_c;
+	o.soc_temp_c = r.soc_temp_c;
+	o.gpu_power_w = r.gpu_power_w;
+	o.pl1_w = r.pl1_w;
+	o.pl1_cap_w = r.pl1_cap_w;
+	o.psi_mem_some = r.psi_mem_some;
+	o.psi_mem_full = r.psi_mem_full;
+	o.psi_cpu_some = r.psi_cpu_some;
+	o.psi_io_some = r.psi_io_some;
+	o.swap_used = r.swap_used;
+	o.page_cache = r.page_cache;
+	o.process_appeared = appeared;
+	enum sp_attr_event e = sp_attr_feed(&w->attr, &o);
+	if (e != SP_ATTR_NONE) {
+		/* the episode row carries the sample's time */
+		episode_line(w, e);
+	}
+	emit(w, &r);
+}
+
+/* ---- signals and children ------------------------------------------------------------------ */
+
+static bool sent_to_us(const struct signalfd_siginfo *si)
+{
+	/* kill(2)/sigqueue(3) aimed at sparkops; the terminal's ^C arrives with
+	 * SI_KERNEL and has already reached the whole foreground group, job included */
+	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE || si->ssi_code == SI_TKILL;
+}
+
+static int pidfd_open_(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static void default_log_name(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, n, "sparkops-%Y%m%d-%H%M%S.csv", &tm);
+}
+
+static void cmd_words(char *out, size_t n, char **argv)
+{
+	size_t l = 0;
+	out[0] = 0;
+	for (int i = 0; argv[i] && l + 2 < n; i++) {
+		int k = snprintf(out + l, n - l, "%s%s", i ? " " : "", argv[i]);
+		if (k < 0)
+			break;
+		l += (size_t)k;
+		if (l >= n)
+			l = n - 1;
+	}
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '"' || *p == ',')
+			*p = ' ';
+}
+
+/* ---- the loop ------------------------------------------------------------------------------ */
+
+int sp_watchloop(const struct sp_wl_opts *o)
+{
+	struct wl *w = &W;
+	memset(w, 0, sizeof *w);
+	w->o = o;
+	w->rate = NAN;
+	w->g_wake = w->g_stop = -1;
+	atomic_init(&w->job_alive, false);
+	atomic_init(&w->guard_stopped, false);
+	sp_read_opts_init(&w->ro);
+	w->ro.reserve = o->reserve;
+	sp_summary_init(&w->sum);
+	sp_evstate_init(&w->ev);
+	sp_attr_init(&w->attr, o->baseline_window_s, o->slowdown_pct);
+	for (int i = 0; i < 2; i++)
+		sp_progress_init(&w->prog[i], o->progress_re);
+
+	sigset_t mask, orig;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &orig);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		return sp_error("signalfd: %s", strerror(errno)), SP_EXIT_TROUBLE;
+	}
+
+	/* the job, or the process we watch */
+	int pidfd = -1;
+	if (o->argv) {
+		/* orphans of the job (a daemonised helper) come back to us, so the
+		 * tree, its memory and the guard still cover them */
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+		int e = sp_child_spawn(&w->child, o->argv, &orig);
+		if (e < 0) {
+			sp_error("'%s': %s", o->argv[0], e == -ENOENT ? "command not found" : strerror(-e));
+			close(sfd);
+			sigprocmask(SIG_SETMASK, &orig, NULL);
+			return e == -ENOENT ? 127 : 126;
+		}
+		w->have_child = true;
+		w->root_is_self = true;
+		w->root = w->child.pid;
+		atomic_store(&w->job_alive, true);
+	} else if (o->pid > 0) {
+		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
+			close(sfd);
+			sigprocmask(SIG_SETMASK, &orig, NULL);
+			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
+		}
+		pidfd = pidfd_open_(o->pid);
+		w->root = o->pid;
+		atomic_store(&w->job_alive, true);
+	}
+
+	/* the log */
+	char logname[1024];
+	if (o->log_path)
+		snprintf(logname, sizeof logname, "%s", o->log_path);
+	else
+		default_log_name(logname, sizeof logname);
+	double t0 = mono_now();
+	int le = sp_csvlog_open(&w->log, logname, o->fsync_s, t0);
+	if (le < 0) {
+		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
+			 o->argv ? "the job runs" : "watching");
+		w->log_warned = true;
+		w->log_ok = w->log.fd >= 0;
+	} else {
+		w->log_ok = true;
+		sp_note("logging to '%s' every %gs", logname, o->interval_s);
+	}
+	if (o->guard_flush_asked && !o->guard.can_flush)
+		sp_note("guard: --guard-flush needs root; the guard will skip the page cache flush");
+
+	char host[64] = "", detail[256], words[160];
+	gethostname(host, sizeof host - 1);
+	if (o->argv) {
+		cmd_words(words, sizeof words, o->argv);
+		snprintf(detail, sizeof detail, "interval=%g host=%s pid=%d cmd=%s", o->interval_s, host,
+			 (int)w->child.pid, words);
+	} else {
+		snprintf(detail, sizeof detail, "interval=%g host=%s%s", o->interval_s, host, "");
+		if (o->pid > 0) {
+			size_t l = strlen(detail);
+			snprintf(detail + l, sizeof detail - l, " pid=%d", (int)o->pid);
+		}
+	}
+	emit_event(w, SP_EV_START, detail);
+
+	/* the guard */
+	if (sp_guard_enabled(&o->guard)) {
+		sp_guard_init(&w->guard, &o->guard);
+		pthread_mutex_init(&w->gq_lock, NULL);
+		w->g_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		w->g_stop = eventfd(0, EFD_CLOEXEC);
+		if (w->g_wake >= 0 && w->g_stop >= 0 && pthread_create(&w->gthread, NULL, guard_main, w) == 0)
+			w->gthread_on = true;
+		else
+			sp_error("the guard could not start: %s", strerror(errno));
+	}
+
+	/* the loop */
+	bool job_done = false, stop = false, interrupted = false;
+	int status = 0, stop_sig = 0;
+	double t_done = 0, next = t0;
+	double t_end = o->duration_s > 0 ? t0 + o->duration_s : INFINITY;
+	static char buf[65536];
+	for (;;) {
+		double now = mono_now();
+		if (!job_done && !stop && now >= next) {
+			take_sample(w);
+			next += o->interval_s;
+			now = mono_now();
+			if (next < now)
+				next = now + o->interval_s; /* fell behind (a slow read): do not burst */
+		}
+		if (job_done) {
+			bool drained = w->child.prog_fd[0] < 0 && w->child.prog_fd[1] < 0;
+			if (drained || now - t_done >= DRAIN_S)
+				break;
+		}
+		if (stop || now >= t_end)
+			break;
+		double until = job_done ? t_done + DRAIN_S : next;
+		if (t_end < until)
+			until = t_end;
+		int ms = (int)ceil((until - now) * 1000.0);
+		if (ms < 0)
+			ms = 0;
+		struct pollfd p[5] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = w->child.prog_fd[0], .events = POLLIN },
+			{ .fd = w->child.prog_fd[1], .events = POLLIN },
+			{ .fd = w->g_wake, .events = POLLIN },
+			{ .fd = pidfd, .events = POLLIN },
+		};
+		if (!w->have_child)
+			p[1].fd = p[2].fd = -1;
+		int pr = poll(p, 5, ms);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr <= 0)
+			continue;
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGCHLD) {
+					int st;
+					pid_t c;
+					while ((c = waitpid(-1, &st, WNOHANG)) > 0) {
+						if (w->have_child && c == w->child.pid) {
+							status = st;
+							job_done = true;
+							t_done = mono_now();
+							atomic_store(&w->job_alive, false);
+						} else if (c == w->child.relay) {
+							w->child.relay = 0;
+						}
+					}
+					continue;
+				}
+				if (w->have_child) {
+					interrupted = true;
+					if (sent_to_us(&si) && !job_done)
+						kill(w->child.pid, sig);
+				} else {
+					stop = true;
+					stop_sig = sig;
+				}
+			}
+		}
+		for (int i = 0; i < 2; i++) {
+			if (!(p[1 + i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t n = read(w->child.prog_fd[i], buf, sizeof buf);
+			if (n > 0)
+				sp_progress_feed(&w->prog[i], buf, (size_t)n);
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(w->child.prog_fd[i]);
+				w->child.prog_fd[i] = -1;
+			}
+		}
+		if (w->g_wake >= 0 && (p[3].revents & POLLIN))
+			guard_drain(w);
+		if (pidfd >= 0 && (p[4].revents & POLLIN)) {
+			job_done = true;
+			t_done = mono_now();
+			atomic_store(&w->job_alive, false);
+			close(pidfd);
+			pidfd = -1;
+		}
+		/* without a pidfd, --pid is checked at each sample */
+		if (!w->have_child && o->pid > 0 && pidfd < 0 && !job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
+			job_done = true;
+			t_done = mono_now();
+			atomic_store(&w->job_alive, false);
+		}
+	}
+	(void)interrupted;
+
+	/* the end */
+	if (w->gthread_on) {
+		uint64_t one = 1;
+		ssize_t x = write(w->g_stop, &one, sizeof one);
+		(void)x;
+		pthread_join(w->gthread, NULL);
+		guard_drain(w);
+	}
+	for (int i = 0; i < 2; i++)
+		sp_progress_flush(&w->prog[i]);
+	take_sample(w); /* the state at the end */
+	int rc = 0;
+	char d[200];
+	if (w->have_child) {
+		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		const char *by = "exit";
+		if (WIFSIGNALED(status)) {
+			by = "signal";
+			uint64_t oom_now = g_sample.cg.oom_kill.v;
+			if (WTERMSIG(status) == SIGKILL && w->oom_first_ok && sp_ok(g_sample.cg.oom_kill.why) &&
+			    oom_now > w->oom_kill_first)
+				by = "oom_kill";
+		}
+		if (atomic_load(&w->guard_stopped))
+			by = "guard";
+		if (WIFSIGNALED(status))
+			snprintf(d, sizeof d, "ended_by=%s exit_code=%d signal=%d", by, code, WTERMSIG(status));
+		else
+			snprintf(d, sizeof d, "ended_by=%s exit_code=%d", by, code);
+		emit_event(w, SP_EV_EXIT, d);
+		rc = code;
+	} else {
+		if (o->pid > 0 && job_done)
+			snprintf(d, sizeof d, "reason=pid_ended pid=%d", (int)o->pid);
+		else if (stop_sig)
+			snprintf(d, sizeof d, "reason=signal signal=%d", stop_sig);
+		else
+			snprintf(d, sizeof d, "reason=duration");
+		emit_event(w, SP_EV_STOP, d);
+	}
+	sp_summary_finish(&w->sum);
+	if (w->log.lost > 0)
+		sp_warn("'%s': %ld rows could not be written", w->log.path, w->log.lost);
+	sp_csvlog_close(&w->log);
+	fflush(stdout);
+	sp_summary_print(stderr, &w->sum);
+	fflush(stderr);
+	if (o->summary_path) {
+		json_t *j = sp_summary_json(&w->sum);
+		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		json_decref(j);
+		int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
+		if (txt && e == 0) {
+			/* a trailing newline for people who cat it */
+			int fd = open(o->summary_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+			if (fd >= 0) {
+				ssize_t x = write(fd, "\n", 1);
+				(void)x;
+				close(fd);
+			}
+		}
+		free(txt);
+		if (e < 0) {
+			sp_error("'%s': %s", o->summary_path, strerror(-e));
+			if (!w->have_child)
+				rc = SP_EXIT_IO;
+		}
+	}
+	if (w->g_wake >= 0)
+		close(w->g_wake);
+	if (w->g_stop >= 0)
+		close(w->g_stop);
+	if (pidfd >= 0)
+		close(pidfd);
+	for (int i = 0; i < 2; i++)
+		if (w->child.prog_fd[i] >= 0)
+			close(w->child.prog_fd[i]);
+	/* a relay still copying output of a daemonised grandchild is left to
+	 * finish on its own; reap whatever already ended so we hold no zombie */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	return rc;
+}
+
+static double duration_arg(const struct sp_wl_opts *o, const char *flag, const char *arg, double min)
+{
+	double v;
+	if (sp_parse_duration(arg, &v) < 0 || !(v >= min))
+		sp_usage_error(o->cmdname, "%s: '%s' is not a duration of at least %gs (e.g. 30, 1.5, 5m)", flag, arg, min);
+	return v;
+}
+
+static double pct_arg(const struct sp_wl_opts *o, const char *flag, const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+	if (end == arg || (*end && strcmp(end, "%") != 0) || !(v > 0 && v < 100))
+		sp_usage_error(o->cmdname, "%s: '%s' is not a percentage between 0 and 100", flag, arg);
+	return v;
+}
+
+int sp_wl_opt(struct sp_wl_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case SP_WL_INTERVAL:
+		o->interval_s = duration_arg(o, "--interval", arg, 0.05);
+		return 1;
+	case SP_WL_LOG:
+		o->log_path = arg;
+		return 1;
+	case SP_WL_SUMMARY:
+		o->summary_path = arg;
+		return 1;
+	case SP_WL_FSYNC:
+		o->fsync_s = duration_arg(o, "--fsync-interval", arg, 0);
+		return 1;
+	case SP_WL_BASEWIN:
+		o->baseline_window_s = duration_arg(o, "--baseline-window", arg, 0);
+		return 1;
+	case SP_WL_SLOWDOWN:
+		o->slowdown_pct = pct_arg(o, "--slowdown", arg);
+		return 1;
+	case SP_WL_GMINFREE:
+		if (sp_parse_size(arg, &o->guard.min_free) < 0 || o->guard.min_free == 0)
+			sp_usage_error(o->cmdname, "--guard-min-free: '%s' is not a size (e.g. 8GiB, 512M)", arg);
+		return 1;
+	case SP_WL_GPSI:
+		o->guard.psi_full_pct = pct_arg(o, "--guard-psi-full", arg);
+		return 1;
+	case SP_WL_GFLUSH:
+		o->guard_flush_asked = true;
+		o->guard.can_flush = geteuid() == 0;
+		return 1;
+	case SP_WL_GGRACE:
+		o->guard.grace_s = duration_arg(o, "--guard-grace", arg, 0);
+		return 1;
+	case SP_WL_RESERVE:
+		if (sp_parse_size(arg, &o->reserve) < 0)
+			sp_usage_error(o->cmdname, "--reserve: '%s' is not a size", arg);
+		return 1;
+	default:
+		return 0;
+	}
+}

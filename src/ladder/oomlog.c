@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: MIT
+/* The failed job's log, classified as it streams by. See oomlog.h and
+ * docs/ladder.md for the formats it knows (PyTorch, transformers, the kernel,
+ * the NVIDIA driver, vLLM, Ollama/llama.cpp, bitsandbytes, tqdm). */
+#include "ladder/oomlog.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_keys[SP_OOM_KIND_N] = {
+	"unknown", "sigkill", "cuda_error_oom", "kernel_oom_kill", "driver_no_memory",
+	"ollama_memory", "cpu_alloc_failed", "torch_cuda_oom", "bitsandbytes_oom", "vllm_startup_memory",
+};
+static const char *const kind_texts[SP_OOM_KIND_N] = {
+	"no memory failure recognised in the log",
+	"the process was killed with SIGKILL and said nothing else (the usual sign of an OOM kill)",
+	"CUDA error: out of memory",
+	"the kernel OOM killer ended a process",
+	"the NVIDIA driver ran out of memory (NV_ERR_NO_MEMORY)",
+	"Ollama / llama.cpp could not get the memory for the model",
+	"PyTorch's CPU allocator could not allocate memory",
+	"PyTorch: CUDA out of memory",
+	"an allocation inside bitsandbytes (QLoRA quantization / dequantization buffers) failed",
+	"vLLM's start-up check: free memory below gpu_memory_utilization x total",
+};
+
+const char *sp_oom_kind_key(enum sp_oom_kind k)
+{
+	return (unsigned)k < SP_OOM_KIND_N ? kind_keys[k] : "unknown";
+}
+
+const char *sp_oom_kind_text(enum sp_oom_kind k)
+{
+	return (unsigned)k < SP_OOM_KIND_N ? kind_texts[k] : kind_texts[0];
+}
+
+int sp_oom_kind_from_key(const char *key, enum sp_oom_kind *k)
+{
+	for (int i = 0; i < SP_OOM_KIND_N; i++)
+		if (strcmp(key, kind_keys[i]) == 0) {
+			*k = (enum sp_oom_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *sp_oom_phase_key(enum sp_oom_phase p)
+{
+	switch (p) {
+	case SP_PHASE_LOAD: return "load";
+	case SP_PHASE_STEP: return "step";
+	default: return "unknown";
+	}
+}
+
+static void unset(struct sp_u64 *f)
+{
+	f->v = 0;
+	f->why = SP_MISSING;
+}
+
+void sp_oomlog_init(struct sp_oomlog *p)
+{
+	memset(p, 0, sizeof *p);
+	unset(&p->fig.tried);
+	unset(&p->fig.total);
+	unset(&p->fig.free);
+	unset(&p->fig.reserved_unalloc);
+	p->sig = 0xcbf29ce484222325ULL;
+}
+
+/* ---- small matching helpers over the bounded line ---------------------------- */
+
+/* The bytes present in the line being classified: a needle with a byte the
+ * line lacks cannot match, which spares most memmem calls on progress-bar
+ * lines. Set by classify() for the duration of one line (NULL: no filter). */
+static _Thread_local const uint64_t *line_bytes;
+
+static const char *has(const char *s, size_t n, const char *needle)
+{
+	size_t m = strlen(needle);
+	if (line_bytes)
+		for (size_t i = 0; i < m; i++) {
+			unsigned char c = (unsigned char)needle[i];
+			if (!(line_bytes[c >> 6] >> (c & 63) & 1))
+				return NULL;
+		}
+	return memmem(s, n, needle, m);
+}
+
+static const char *has_ci(const char *s, size_t n, const char *needle)
+{
+	size_t m = strlen(needle);
+	if (m == 0 || m > n)
+		return NULL;
+	const int first = tolower((unsigned char)needle[0]);
+	for (size_t i = 0; i + m <= n; i++)
+		if (tolower((unsigned char)s[i]) == first && strncasecmp(s + i, needle, m) == 0)
+			return s + i;
+	return NULL;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t m = strlen(suf);
+	while (n && (s[n - 1] == ' '))
+		n--;
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+size_t sp_oomlog_parse_size(const char *s, uint64_t *bytes)
+{
+	const char *p = s;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	char *e;
+	double v = strtod(p, &e);
+	if (e == p || !isfinite(v) || v < 0)
+		return 0;
+	/* no hex floats or exponents: sizes in logs are plain decimals */
+	for (const char *q = p; q < e; q++)
+		if (!isdigit((unsigned char)*q) && *q != '.')
+			return 0;
+	p = e;
+	while (*p == ' ')
+		p++;
+	static const struct {
+		const char *u;
+		double mul;
+	} units[] = {
+		{ "TiB", 1099511627776.0 }, { "GiB", 1073741824.0 }, { "MiB", 1048576.0 }, { "KiB", 1024.0 },
+		{ "TB", 1e12 }, { "GB", 1e9 }, { "MB", 1e6 }, { "KB", 1e3 }, { "kB", 1e3 },
+		{ "bytes", 1.0 }, { "B", 1.0 },
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		size_t l = strlen(units[i].u);
+		if (strncmp(p, units[i].u, l) == 0 && !isalpha((unsigned char)p[l])) {
+			double b = v * units[i].mul;
+			if (b >= 1.8e19)
+				return 0;
+			*bytes = (uint64_t)llround(b);
+			return (size_t)(p + l - s);
+		}
+	}
+	return 0;
+}
+
+/* the size that follows `key` in the line */
+static bool size_after(const char *s, size_t n, const char *key, struct sp_u64 *out)
+{
+	const char *k = has(s, n, key);
+	if (!k)
+		return false;
+	const char *p = k + strlen(key);
+	while (*p == ' ')
+		p++;
+	uint64_t b;
+	if (!sp_oomlog_parse_size(p, &b))
+		return false;
+	out->v = b;
+	out->why = SP_OK;
+	return true;
+}
+
+/* the size that ends right before `key` ("14.56 GiB already allocated") */
+static bool size_before(const char *s, size_t n, const char *key, uint64_t *out)
+{
+	const char *k = has(s, n, key);
+	if (!k)
+		return false;
+	/* walk back over spaces, the unit, spaces, the number */
+	const char *p = k;
+	while (p > s && p[-1] == ' ')
+		p--;
+	while (p > s && isalpha((unsigned char)p[-1]))
+		p--;
+	while (p > s && p[-1] == ' ')
+		p--;
+	while (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.'))
+		p--;
+	return sp_oomlog_parse_size(p, out) > 0;
+}
+
+static uint64_t number_after(const char *s, size_t n, const char *key)
+{
+	const char *k = has(s, n, key);
+	if (!k)
+		return 0;
+	const char *p = k + strlen(key);
+	while (*p == ' ' || *p == '=' || *p == ':' || *p == '"' || *p == '\'')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	uint64_t v = 0;
+	for (int i = 0; isdigit((unsigned char)*p) && i < 12; i++, p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/* ---- the figures in each message format ---------------------------------------- */
+
+static void torch_figures(struct sp_oomlog *p, const char *s, size_t n)
+{
+	struct sp_oom_figures f;
+	unset(&f.tried);
+	unset(&f.total);
+	unset(&f.free);
+	unset(&f.reserved_unalloc);
+	size_after(s, n, "Tried to allocate", &f.tried);
+	/* PyTorch >= 2.1: "GPU 0 has a total capacity of 119.70 GiB of which 1.23 GiB is free.
+	 * ... and 8.30 GiB is reserved by PyTorch but unallocated." */
+	if (size_after(s, n, "total capacity of", &f.total)) {
+		size_after(s, n, "of which", &f.free);
+		uint64_t b;
+		if (size_before(s, n, "is reserved by PyTorch but unallocated", &b)) {
+			f.reserved_unalloc.v = b;
+			f.reserved_unalloc.why = SP_OK;
+		}
+	} else {
+		/* PyTorch 1.x: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated;
+		 * 3.06 MiB free; 14.71 GiB reserved in total by PyTorch)" */
+		uint64_t b, alloc, resv;
+		if (size_before(s, n, "total capacity", &b)) {
+			f.total.v = b;
+			f.total.why = SP_OK;
+		}
+		if (size_before(s, n, " free;", &b) || size_before(s, n, " free)", &b)) {
+			f.free.v = b;
+			f.free.why = SP_OK;
+		}
+		if (size_before(s, n, "already allocated", &alloc) &&
+		    size_before(s, n, "reserved in total by PyTorch", &resv) && resv >= alloc) {
+			f.reserved_unalloc.v = resv - alloc;
+			f.reserved_unalloc.why = SP_OK;
+		}
+	}
+	p->fig = f;
+}
+
+static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
+{
+	/* "Free memory on device (2.77/119.7 GiB) on startup is less than desired
+	 * GPU memory utilization (0.9, 107.73 GiB)" */
+	const char *k = has(s, n, "Free memory on device (");
+	if (k) {
+		const char *q = k + strlen("Free memory on device (");
+		char *e;
+		double fr = strtod(q, &e);
+		uint64_t tot;
+		size_t used;
+		if (e != q && *e == '/' && isfinite(fr) && fr >= 0 && (used = sp_oomlog_parse_size(e + 1, &tot))) {
+			/* the unit is written once, after the total */
+			const char *u = e + 1 + used;
+			while (u > e + 1 && isalpha((unsigned char)u[-1]))
+				u--;
+			char tmp[48];
+			snprintf(tmp, sizeof tmp, "%.6f %.5s", fr, u);
+			uint64_t frb;
+			if (sp_oomlog_parse_size(tmp, &frb)) {
+				p->fig.free.v = frb;
+				p->fig.free.why = SP_OK;
+			}
+			p->fig.total.v = tot;
+			p->fig.total.why = SP_OK;
+		}
+	}
+	k = has(s, n, "GPU memory utilization (");
+	if (k) {
+		const char *c = memchr(k, ',', (size_t)(s + n - k));
+		if (c) {
+			const char *q = c + 1;
+			while (*q == ' ')
+				q++;
+			uint64_t b;
+			if (sp_oomlog_parse_size(q, &b)) {
+				p->fig.tried.v = b;
+				p->fig.tried.why = SP_OK;
+			}
+		}
+	}
+}
+
+/* ---- one line --------------------------------------------------------------------- */
+
+static void set_why(char *dst, size_t n, const char *why)
+{
+	snprintf(dst, n, "%s", why);
+}
+
+static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_t n)
+{
+	if (k <= p->kind)
+		return false; /* keep the first of a kind, and the more specific kind */
+	p->kind = k;
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 1 < sizeof p->evidence; i++) {
+		unsigned char c = (unsigned char)s[i];
+		p->evidence[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	p->evidence[o] = 0;
+	p->evidence_line = p->lines + 1;
+	unset(&p->fig.tried);
+	unset(&p->fig.total);
+	unset(&p->fig.free);
+	unset(&p->fig.reserved_unalloc);
+	/* the phase of this failure: the traceback's innermost marker, else the
+	 * log's progress at the time */
+	if (k == SP_OOM_VLLM_STARTUP) {
+		p->phase = SP_PHASE_LOAD;
+		set_why(p->phase_why, sizeof p->phase_why, "vLLM start-up (before serving)");
+	} else if (p->in_tb && p->tb_phase != SP_PHASE_UNKNOWN) {
+		p->phase = p->tb_phase;
+		snprintf(p->phase_why, sizeof p->phase_why, "%.39s in the traceback", p->tb_why);
+	} else {
+		p->phase = p->progress;
+		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
+	}
+	return true;
+}
+
+static void mark_progress(struct sp_oomlog *p, enum sp_oom_phase ph, const char *why)
+{
+	p->progress = ph;
+	set_why(p->progress_why, sizeof p->progress_why, why);
+}
+
+static const char *const load_frames[] = {
+	"from_pretrained", "_load_pretrained_model", "load_state_dict", "_load_state_dict_into",
+	"load_checkpoint", "safetensors", "load_model", "load_weights", "model_loader", "load_sharded_checkpoint",
+};
+static const char *const step_frames[] = {
+	"training_step", "_inner_training_loop", "compute_loss", "in forward", ".backward(", "in backward",
+	"_engine_run_backward", "optimizer.step", "evaluation_loop", "in evaluate", "prediction_step",
+	"in train_step", "in _forward", "in _call_impl",
+};
+static const char *const bnb_frames[] = {
+	"bitsandbytes", "dequantize", "quantize_4bit", "Linear4bit", "MatMul4Bit", "Params4bit",
+};
+
+static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof bnb_frames / sizeof bnb_frames[0]; i++)
+		if (has(s, n, bnb_frames[i]))
+			p->tb_bnb = true;
+	for (size_t i = 0; i < sizeof load_frames / sizeof load_frames[0]; i++)
+		if (has(s, n, load_frames[i])) {
+			p->tb_phase = SP_PHASE_LOAD;
+			set_why(p->tb_why, sizeof p->tb_why, load_frames[i]);
+			return;
+		}
+	for (size_t i = 0; i < sizeof step_frames / sizeof step_frames[0]; i++)
+		if (has(s, n, step_frames[i])) {
+			/* nn.Module's _call_impl is everywhere; it is a step only
+			 * when nothing said load */
+			if (strcmp(step_frames[i], "in _call_impl") == 0)
+				continue;
+			p->tb_phase = SP_PHASE_STEP;
+			set_why(p->tb_why, sizeof p->tb_why, step_frames[i]);
+			return;
+		}
+	if (ends_with(s, n, "in step")) {
+		p->tb_phase = SP_PHASE_STEP;
+		set_why(p->tb_why, sizeof p->tb_why, "optimizer step");
+	}
+}
+
+/* tqdm: "desc:  30%|███       | 30/100 [00:10<00:23,  3.00it/s]" */
+static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	if (!(has(s, n, "it/s") || has(s, n, "s/it")))
+		return;
+	const char *bar = memchr(s, '|', n);
+	if (!bar)
+		return;
+	const char *br = has(bar, (size_t)(s + n - bar), "[");
+	const char *sl = br ? memchr(bar, '/', (size_t)(br - bar)) : NULL;
+	if (!sl)
+		return;
+	size_t dl = (size_t)(bar - s);
+	static const char *const load_words[] = { "load", "shard", "capturing" };
+	static const char *const prep_words[] = { "fetch", "download", "map", "token", "filter", "generat",
+						  "extract", "convert", "process", "upload", "saving", "packing" };
+	for (size_t i = 0; i < sizeof load_words / sizeof load_words[0]; i++)
+		if (has_ci(s, dl, load_words[i])) {
+			mark_progress(p, SP_PHASE_LOAD, "while loading (progress bar)");
+			return;
+		}
+	for (size_t i = 0; i < sizeof prep_words / sizeof prep_words[0]; i++)
+		if (has_ci(s, dl, prep_words[i]))
+			return;
+	mark_progress(p, SP_PHASE_STEP, "after training steps began (step counter)");
+}
+
+static bool is_sigkill(const char *s, size_t n)
+{
+	/* a bare "Killed" (the shell), or "./run.sh: line 3:  4242 Killed  python train.py" */
+	size_t a = 0, b = n;
+	while (a < b && s[a] == ' ')
+		a++;
+	while (b > a && s[b - 1] == ' ')
+		b--;
+	if (b - a == 6 && memcmp(s + a, "Killed", 6) == 0)
+		return true;
+	const char *k = has(s, n, " Killed ");
+	if (k && k > s && isdigit((unsigned char)k[-1]))
+		return true;
+	if (has(s, n, "SIGKILL") || has_ci(s, n, "signal 9") || has(s, n, "status=9/KILL") ||
+	    has(s, n, "signal: killed"))
+		return true;
+	/* "exit code 137", "exit status 137", "exitcode  : -9", "exit status -9" */
+	static const char *const codes[] = { "137", "-9" };
+	for (int c = 0; c < 2; c++) {
+		const char *q = s;
+		size_t cl = strlen(codes[c]);
+		while ((q = memmem(q, (size_t)(s + n - q), codes[c], cl)) != NULL) {
+			bool alone = (q + cl == s + n || !isdigit((unsigned char)q[cl])) &&
+				     (q == s || !isdigit((unsigned char)q[-1]));
+			size_t back = (size_t)(q - s) < 24 ? (size_t)(q - s) : 24;
+			if (alone && has_ci(q - back, back, "exit"))
+				return true;
+			q += cl;
+		}
+	}
+	return false;
+}
+
+static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
+
+static void classify(struct sp_oomlog *p, const char *s, size_t n)
+{
+	uint64_t set[4] = { 0, 0, 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		set[c >> 6] |= 1ULL << (c & 63);
+	}
+	line_bytes = set;
+	classify_line(p, s, n);
+	line_bytes = NULL;
+}
+
+static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	/* drop a "[rank0]:" / "[default0]:" / "[ 1234.5678]" prefix */
+	if (n > 2 && s[0] == '[') {
+		const char *e = memchr(s, ']', n < 24 ? n : 24);
+		if (e && (size_t)(e - s) + 1 < n && (e[1] == ':' || e[1] == ' ')) {
+			e += 2;
+			if (e < s + n && *e == ' ' && e[-1] == ':')
+				e++;
+			n -= (size_t)(e - s);
+			s = e;
+		}
+	}
+	bool indented = n && (s[0] == ' ' || s[0] == '\t');
+	size_t i0 = 0;
+	while (i0 < n && s[i0] == ' ')
+		i0++;
+	if (i0 == n)
+		return;
+
+	if (has(s, n, "Traceback (most recent call last)")) {
+		p->in_tb = true;
+		p->tb_frames = false;
+		p->tb_bnb = false;
+		p->tb_phase = SP_PHASE_UNKNOWN;
+		p->tb_why[0] = 0;
+		return;
+	}
+	bool tb_exception = false;
+	if (p->in_tb) {
+		if (indented || has(s, n, "File \"")) {
+			p->tb_frames = true;
+			tb_line(p, s, n);
+			return;
+		}
+		if (has(s, n, "During handling of") || has(s, n, "The above exception"))
+			return;
+		tb_exception = p->tb_frames;
+	}
+
+	/* ---- failures ---- */
+	if (has(s, n, "Free memory on device") && has(s, n, "less than desired GPU memory utilization")) {
+		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
+			vllm_figures(p, s, n);
+	} else if ((has(s, n, "CUDA out of memory") || has(s, n, "OutOfMemoryError")) &&
+		   (!indented || has(s, n, "Tried to allocate"))) {
+		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n))
+			torch_figures(p, s, n);
+	} else if (has(s, n, "DefaultCPUAllocator: can't allocate memory")) {
+		uint64_t b = number_after(s, n, "you tried to allocate");
+		if (record(p, SP_OOM_CPU_ALLOC, s, n) && b) {
+			p->fig.tried.v = b;
+			p->fig.tried.why = SP_OK;
+		}
+	} else if (has(s, n, "model requires more system memory") || has(s, n, "cudaMalloc failed: out of memory") ||
+		   has(s, n, "unable to allocate CUDA") || has(s, n, "unable to allocate backend buffer") ||
+		   has(s, n, "model requires more memory")) {
+		if (record(p, SP_OOM_OLLAMA, s, n)) {
+			/* "model requires more system memory (25.3 GiB) than is available (10.2 GiB)",
+			 * "allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory" */
+			if (!size_after(s, n, "memory (", &p->fig.tried))
+				size_after(s, n, "allocating", &p->fig.tried);
+			size_after(s, n, "is available (", &p->fig.free);
+			if (has(s, n, "model requires more")) {
+				p->phase = SP_PHASE_LOAD;
+				set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
+			}
+		}
+	} else if (has(s, n, "NV_ERR_NO_MEMORY")) {
+		record(p, SP_OOM_DRIVER, s, n);
+	} else if (has(s, n, "Out of memory: Kill") || has(s, n, "out of memory: Kill") || has(s, n, "oom-kill:") ||
+		   has(s, n, "invoked oom-killer") || has(s, n, "oom_reaper: reaped")) {
+		record(p, SP_OOM_KERNEL, s, n);
+	} else if (has(s, n, "CUDA error: out of memory") || has(s, n, "CUBLAS_STATUS_ALLOC_FAILED") ||
+		   has(s, n, "cudaErrorMemoryAllocation")) {
+		record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_CUDA_ERROR, s, n);
+	} else if (is_sigkill(s, n)) {
+		record(p, SP_OOM_SIGKILL, s, n);
+	}
+	if (tb_exception)
+		p->in_tb = false;
+
+	/* ---- progress ---- */
+	if (has(s, n, "Loading checkpoint shards") || has(s, n, "checkpoint shards") ||
+	    has(s, n, "Loading model weights") || has(s, n, "Loading weights") || has(s, n, "llm_load_tensors") ||
+	    has(s, n, "load_tensors:") || has(s, n, "llama_model_loader") || has(s, n, "Starting to load model") ||
+	    has(s, n, "loading weights file") || has(s, n, "from_pretrained")) {
+		mark_progress(p, SP_PHASE_LOAD, "while loading the model");
+	} else if (has(s, n, "{'loss'") || has(s, n, "{\"loss\"") || has(s, n, "{'train_runtime'") ||
+		   has(s, n, "{'eval_loss'") || has(s, n, "***** Running training *****") ||
+		   has(s, n, "***** Running Evaluation *****")) {
+		mark_progress(p, SP_PHASE_STEP, "after training steps began (Trainer)");
+	} else if (has(s, n, "%|")) {
+		tqdm_line(p, s, n);
+	}
+	uint64_t v;
+	if ((v = number_after(s, n, "Instantaneous batch size per device")))
+		p->batch_per_device = v;
+	if ((v = number_after(s, n, "Gradient Accumulation steps")))
+		p->grad_accum = v;
+	if ((v = number_after(s, n, "Total train batch size (w. parallel, distributed & accumulation)")))
+		p->total_batch = v;
+	if ((v = number_after(s, n, "max_seq_length")) || (v = number_after(s, n, "sequence_len")) ||
+	    (v = number_after(s, n, "max_length")))
+		p->seq_len = v;
+}
+
+static void end_line(struct sp_oomlog *p)
+{
+	if (p->len) {
+		p->line[p->len] = 0;
+		classify(p, p->line, p->len);
+	}
+	if (p->cut)
+		p->long_lines++;
+	p->len = 0;
+	p->cut = false;
+}
+
+void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	uint64_t h = p->sig;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = b[i];
+		h = (h ^ c) * 0x100000001b3ULL;
+		/* ANSI escapes: ESC [ params final, ESC ] ... BEL|ESC \, ESC x */
+		if (p->esc) {
+			p->esc_len++;
+			if (p->esc == 1) {
+				p->esc = c == '[' ? 2 : c == ']' ? 3 : 0;
+				continue;
+			}
+			if (p->esc == 2) {
+				if ((c >= 0x40 && c <= 0x7e) || p->esc_len > 64)
+					p->esc = 0;
+				continue;
+			}
+			if (p->esc == 3) {
+				if (c == 0x07 || p->esc_len > 512)
+					p->esc = 0;
+				else if (c == 0x1b)
+					p->esc = 4;
+				continue;
+			}
+			p->esc = 0; /* ESC \ ends an OSC */
+			continue;
+		}
+		if (c == 0x1b) {
+			p->esc = 1;
+			p->esc_len = 0;
+			continue;
+		}
+		if (c == '\n' || c == '\r') {
+			end_line(p);
+			if (c == '\n')
+				p->lines++;
+			continue;
+		}
+		if (c == '\t') {
+			c = ' ';
+		} else if (c < 0x20 || c == 0x7f) {
+			p->control_bytes++;
+			c = ' ';
+		}
+		if (p->len < SP_OOMLOG_WINDOW)
+			p->line[p->len++] = (char)c;
+		else
+			p->cut = true;
+	}
+	p->sig = h;
+	p->bytes += len;
+}
+
+void sp_oomlog_finish(struct sp_oomlog *p)
+{
+	end_line(p);
+	if (p->kind == SP_OOM_UNKNOWN) {
+		p->phase = p->progress;
+		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
+	}
+}

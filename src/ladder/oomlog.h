@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* A streaming classifier for the output of a job that ran out of memory.
+ * Pure: it is fed buffers chunk by chunk (any split), keeps a bounded window
+ * of each line (a multi-GB line costs no memory), strips ANSI escapes and
+ * treats '\r' as a line break (tqdm). It tells which failure, in which phase
+ * (loading or training steps), and the figures the message names. */
+#ifndef SP_OOMLOG_H
+#define SP_OOMLOG_H
+#include "probe/sample.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Failure kinds, weakest evidence first: when a log holds several, the later
+ * (more specific) kind wins. Keys are snake_case (sp_oom_kind_key). */
+enum sp_oom_kind {
+	SP_OOM_UNKNOWN = 0,  /* "unknown": nothing memory-related found */
+	SP_OOM_SIGKILL,      /* "sigkill": Killed / exit 137 / signal 9, nothing else said */
+	SP_OOM_CUDA_ERROR,   /* "cuda_error_oom": CUDA error: out of memory, CUBLAS alloc failed */
+	SP_OOM_KERNEL,       /* "kernel_oom_kill": the kernel (or cgroup) OOM killer */
+	SP_OOM_DRIVER,       /* "driver_no_memory": NV_ERR_NO_MEMORY from the NVIDIA driver */
+	SP_OOM_OLLAMA,       /* "ollama_memory": Ollama / llama.cpp memory errors */
+	SP_OOM_CPU_ALLOC,    /* "cpu_alloc_failed": DefaultCPUAllocator: can't allocate memory */
+	SP_OOM_TORCH,        /* "torch_cuda_oom": torch.OutOfMemoryError, CUDA out of memory. Tried to allocate */
+	SP_OOM_BNB,          /* "bitsandbytes_oom": an OOM raised inside bitsandbytes (QLoRA (de)quantization) */
+	SP_OOM_VLLM_STARTUP, /* "vllm_startup_memory": vLLM's free-memory check at start-up */
+	SP_OOM_KIND_N
+};
+enum sp_oom_phase { SP_PHASE_UNKNOWN = 0, SP_PHASE_LOAD, SP_PHASE_STEP };
+
+const char *sp_oom_kind_key(enum sp_oom_kind k);
+const char *sp_oom_kind_text(enum sp_oom_kind k);
+const char *sp_oom_phase_key(enum sp_oom_phase p);
+/* 0 and the kind for a key, -1 for an unknown key */
+int sp_oom_kind_from_key(const char *key, enum sp_oom_kind *k);
+
+/* The bounded window kept of each line; bytes past it are not looked at. */
+#define SP_OOMLOG_WINDOW 4096
+
+struct sp_oom_figures {
+	struct sp_u64 tried;            /* tried to allocate (vLLM: the desired reservation) */
+	struct sp_u64 total;            /* total capacity */
+	struct sp_u64 free;             /* free at the time */
+	struct sp_u64 reserved_unalloc; /* reserved by PyTorch but unallocated */
+};
+
+struct sp_oomlog {
+	/* ---- the answer (read after sp_oomlog_finish) ---- */
+	enum sp_oom_kind kind;
+	enum sp_oom_phase phase;
+	char phase_why[96];           /* "backward in the traceback", "after training steps began" ... */
+	struct sp_oom_figures fig;
+	char evidence[200];           /* the deciding line, printable ASCII */
+	uint64_t evidence_line;       /* its line number (1-based, by '\n') */
+	uint64_t bytes;               /* bytes fed */
+	uint64_t lines;               /* '\n' seen */
+	uint64_t long_lines;          /* lines cut to the window */
+	uint64_t control_bytes;       /* NUL and other control bytes (binary junk) */
+	uint64_t sig;                 /* FNV-1a 64 of every byte fed */
+	/* what the Trainer's start-of-training block says (0: not said) */
+	uint64_t batch_per_device, grad_accum, total_batch, seq_len;
+
+	/* ---- parser state ---- */
+	char line[SP_OOMLOG_WINDOW + 1];
+	size_t len;
+	bool cut;
+	int esc;                      /* ANSI escape state */
+	unsigned esc_len;
+	enum sp_oom_phase progress;   /* the phase the log's own progress markers say */
+	char progress_why[64];
+	bool in_tb, tb_frames, tb_bnb;
+	enum sp_oom_phase tb_phase;   /* innermost load/step marker in the traceback */
+	char tb_why[40];
+};
+
+void sp_oomlog_init(struct sp_oomlog *p);
+void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len);
+/* Ends the last line (a log need not end with a newline). */
+void sp_oomlog_finish(struct sp_oomlog *p);
+
+/* "2.00 GiB", "512 MiB", "123 bytes": parses a size at s (bounded, NUL-terminated).
+ * Returns the number of characters used, 0 for no size. */
+size_t sp_oomlog_parse_size(const char *s, uint64_t *bytes);
+#endif

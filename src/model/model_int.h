@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the model readers (not for commands). */
+#ifndef SP_MODEL_INT_H
+#define SP_MODEL_INT_H
+#include "model/model.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+
+/* Caps on untrusted sizes, checked before any allocation. */
+#define SP_CONFIG_MAX_BYTES   (16u * 1024 * 1024)    /* config.json, index.json */
+#define SP_CATALOG_MAX_BYTES  (16u * 1024 * 1024)
+#define SP_ST_HEADER_MAX      100000000ull           /* the safetensors reference limit */
+
+/* err = "'label': problem" (label may be NULL: just the problem). Returns -1. */
+int sp_model_err(char *err, size_t errlen, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Fill the architecture of m from a parsed config.json object (the catalog
+ * entries use the same keys). Computes the parameter estimates. label names
+ * the file in messages. */
+int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *label, char *err, size_t errlen);
+
+/* Read a whole small file (config.json, index.json) into a malloc'ed,
+ * NUL-terminated buffer; refuses files over cap. Adds to *bytes_read. */
+int sp_model_slurp(const char *path, size_t cap, char **buf, size_t *len, uint64_t *bytes_read,
+		   char *err, size_t errlen);
+
+/* The last path component, for messages and names. */
+const char *sp_model_basename(const char *path);
+
+/* Parse a JSON buffer the strict way: duplicate keys rejected. NULL + err on failure. */
+json_t *sp_model_json(const char *buf, size_t len, const char *label, char *err, size_t errlen);
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* A small, bounded HTTP endpoint for the Prometheus exposition (libmicrohttpd).
+ * GET/HEAD /metrics answers the body a fill callback writes, reused for
+ * cache_s seconds so a burst of scrapes costs one reading; GET / is a tiny
+ * page linking to /metrics; anything else is 404, other methods 405.
+ * Nothing a request says reaches the callback: it cannot run a command or
+ * write a file. `sparkops serve` uses it in the foreground; `run`/`watch`
+ * start it beside their own loop with --metrics-listen. */
+#ifndef SP_SERVE_HTTP_H
+#define SP_SERVE_HTTP_H
+#include <stddef.h>
+#include <sys/socket.h>
+
+/* Write the /metrics body into buf (cap bytes). Return the length the whole
+ * body needs (snprintf style): a return >= cap makes the server grow its
+ * buffer and call again; 0 answers 500. Called from the server's own thread,
+ * one call at a time: protect what it shares with the caller's thread. */
+typedef size_t (*sp_serve_fill_fn)(char *buf, size_t cap, void *ctx);
+
+struct sp_serve_opts {
+	const char *listen;   /* "127.0.0.1:9851", "[::1]:9851", "0.0.0.0:9851"; port 0 picks one */
+	double cache_s;       /* reuse a body for this long; 0 reads on every scrape */
+	unsigned max_conns;   /* connections at once (MHD_OPTION_CONNECTION_LIMIT) */
+	unsigned per_ip;      /* connections at once from one address */
+	unsigned timeout_s;   /* an idle or slow connection is closed after this long */
+	size_t conn_mem;      /* per-connection memory: bounds the request line and headers */
+};
+#define SP_SERVE_DEFAULT_LISTEN "127.0.0.1:9851"
+#define SP_SERVE_DEFAULT_CACHE_S 1.0
+#define SP_SERVE_DEFAULT_MAX_CONNS 64
+#define SP_SERVE_DEFAULT_PER_IP 8
+#define SP_SERVE_DEFAULT_TIMEOUT_S 10
+#define SP_SERVE_DEFAULT_CONN_MEM (32 * 1024)
+void sp_serve_opts_init(struct sp_serve_opts *o);
+
+/* "ADDR:PORT" with a numeric IPv4 address, "[IPv6]:PORT", or "localhost:PORT".
+ * 0, or -EINVAL for anything else. */
+int sp_serve_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+
+struct sp_server;
+/* Bind, listen and serve from a background thread (which blocks every signal,
+ * so SIGINT/SIGTERM reach the caller). NULL on failure with -errno in *err:
+ * -EINVAL a bad address, -EADDRINUSE, -EACCES, -EADDRNOTAVAIL ... */
+struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn fill, void *ctx, int *err);
+/* The address actually bound, "127.0.0.1:40123" or "[::1]:9851" */
+const char *sp_serve_address(const struct sp_server *srv);
+/* How many times the fill callback ran (renders, not scrapes) */
+unsigned long sp_serve_renders(const struct sp_server *srv);
+/* Stop serving, close every connection, free everything. NULL is fine. */
+void sp_serve_stop(struct sp_server *srv);
+#endif

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/* The GPU reader behind a deadline. Any NVML call can block for seconds or
+ * forever (a wedged driver, an exhausted pool on GB10), so no caller ever
+ * makes one: a persistent thread does every NVML call (dlopen and nvmlInit
+ * included) and publishes what it found; the caller waits for it at most
+ * until a deadline, and past it marks the GPU readings SP_TIMEOUT. Values
+ * from an earlier pass are never shown as current: on a timeout only the
+ * GPUs' identity (index, name, uuid, integrated) is kept, every reading says
+ * "timeout".
+ *
+ * The thread is detached and never joined: a call that never returns must
+ * not keep the process from exiting. nvmlShutdown and dlclose happen on that
+ * thread, and only between passes (sp_nvml_release skips them while a call
+ * is in flight). One sampling thread calls this API; the state below that
+ * is only the caller's lives in C. */
+#include "probe/nvml_internal.h"
+#include "probe/probe.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define GPU_THREAD_STACK (1u << 20)
+#define RELEASE_WAIT_S 1.0
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* shared with the GPU thread, under W.mu */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started;         /* the thread runs */
+	int quit;            /* asked to unload and exit (only while idle) */
+	int exited;          /* it did */
+	uint64_t req, done;  /* passes asked for / finished */
+	double busy_since;   /* when pass `req` was asked for, while req != done */
+	struct sp_gpu_snap pub; /* the result of pass `done` */
+} W = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* the GPU thread's own buffer; nobody else touches it */
+static struct sp_gpu_snap work;
+
+/* the caller's side */
+static struct {
+	uint64_t want;       /* the pass the next poll waits for */
+	int fresh;           /* that pass was asked for by the last async call */
+	int start_failed;
+	struct sp_gpu_snap got; /* the copy taken out from under the lock */
+	int nident;          /* identity of the GPUs from the last answer */
+	struct sp_gpu ident[SP_MAX_GPUS];
+	char lib[128];
+} C;
+
+double sp_mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void init_once(void)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&W.cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+static void wait_until(double deadline)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)deadline;
+	ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	if (ts.tv_nsec < 0)
+		ts.tv_nsec = 0;
+	pthread_cond_timedwait(&W.cv, &W.mu, &ts);
+}
+
+static void *gpu_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&W.mu);
+	for (;;) {
+		while (!W.quit && W.done == W.req)
+			pthread_cond_wait(&W.cv, &W.mu);
+		if (W.quit)
+			break;
+		uint64_t gen = W.req;
+		pthread_mutex_unlock(&W.mu);
+		sp_nvml_collect(&work);
+		pthread_mutex_lock(&W.mu);
+		W.pub = work;
+		W.done = gen;
+		pthread_cond_broadcast(&W.cv);
+	}
+	pthread_mutex_unlock(&W.mu);
+	sp_nvml_unload();
+	pthread_mutex_lock(&W.mu);
+	W.exited = 1;
+	pthread_cond_broadcast(&W.cv);
+	pthread_mutex_unlock(&W.mu);
+	return NULL;
+}
+
+/* Start the thread once. Signals stay with the caller's threads: the GPU
+ * thread blocks them all, so handlers (SIGINT, SIGCHLD...) run elsewhere. */
+static int ensure_thread(void)
+{
+	pthread_once(&once, init_once);
+	if (W.started)
+		return 0;
+	pthread_attr_t attr;
+	if (pthread_attr_init(&attr) != 0)
+		return -EAGAIN;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* small: the whole stack is locked once mlockall(MCL_FUTURE) is on */
+	pthread_attr_setstacksize(&attr, GPU_THREAD_STACK);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	int r = pthread_create(&t, &attr, gpu_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0)
+		return -r;
+	W.started = 1;
+	return 0;
+}
+
+int sp_gpu_read_async(void)
+{
+	if (ensure_thread() < 0) {
+		C.start_failed = 1;
+		return -EAGAIN;
+	}
+	C.start_failed = 0;
+	int rc;
+	pthread_mutex_lock(&W.mu);
+	if (W.done == W.req) {
+		W.req++;
+		W.busy_since = sp_mono_now();
+		pthread_cond_broadcast(&W.cv);
+		C.fresh = 1;
+		rc = 0;
+	} else {
+		/* still in a pass asked for earlier: do not queue behind it */
+		C.fresh = 0;
+		rc = 1;
+	}
+	C.want = W.req;
+	pthread_mutex_unlock(&W.mu);
+	return rc;
+}
+
+void sp_gpu_mark(struct sp_gpu *g, enum sp_why why)
+{
+	struct sp_u64 *all[] = { &g->temp_c, &g->power_mw, &g->power_limit_mw, &g->sm_clock_mhz,
+				 &g->sm_clock_max_mhz, &g->util_gpu_pct, &g->util_mem_pct, &g->reasons,
+				 &g->viol_power_ns, &g->viol_thermal_ns, &g->energy_mj, &g->mem_total,
+				 &g->mem_free, &g->mem_used };
+	for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+		all[k]->v = 0;
+		all[k]->why = why;
+	}
+}
+
+static void merge(struct sp_sample *s, const struct sp_gpu_snap *snap)
+{
+	s->gpu_status = snap->status;
+	snprintf(s->gpu_detail, sizeof s->gpu_detail, "%s", snap->detail);
+	s->ngpu = snap->ngpu;
+	memcpy(s->gpus, snap->gpus, (size_t)snap->ngpu * sizeof s->gpus[0]);
+	for (int i = 0; i < snap->nprocs; i++) {
+		struct sp_proc *p = sp_proc_ensure(s, snap->procs[i].pid);
+		if (!p)
+			continue;
+		p->gpu_mem.v = (p->gpu_mem.why == SP_OK ? p->gpu_mem.v : 0) + snap->procs[i].bytes;
+		p->gpu_mem.why = SP_OK;
+	}
+	/* what is known about the GPUs without asking the driver again */
+	C.nident = snap->ngpu;
+	for (int i = 0; i < snap->ngpu; i++) {
+		C.ident[i] = snap->gpus[i];
+		sp_gpu_mark(&C.ident[i], SP_TIMEOUT);
+	}
+	if (snap->lib[0])
+		snprintf(C.lib, sizeof C.lib, "%s", snap->lib);
+}
+
+int sp_gpu_poll(struct sp_sample *s, double deadline)
+{
+	if (C.start_failed) {
+		s->gpu_status = SP_DRIVER_ERROR;
+		s->ngpu = 0;
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "could not start the GPU reader thread");
+		return -EAGAIN;
+	}
+	if (C.want == 0) {
+		s->gpu_status = SP_MISSING;
+		s->ngpu = 0;
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "the GPU was not asked");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&W.mu);
+	if (C.fresh)
+		while (W.done < C.want && sp_mono_now() < deadline)
+			wait_until(deadline);
+	if (W.done >= C.want) {
+		C.got = W.pub;
+		pthread_mutex_unlock(&W.mu);
+		merge(s, &C.got);
+		return 0;
+	}
+	double since = W.busy_since;
+	pthread_mutex_unlock(&W.mu);
+
+	const char *call = atomic_load_explicit(&sp_nvml_in_call, memory_order_relaxed);
+	double waited = sp_mono_now() - since;
+	s->gpu_status = SP_TIMEOUT;
+	snprintf(s->gpu_detail, sizeof s->gpu_detail, "still in %s after %.1f s", call ? call : "a pass", waited);
+	s->ngpu = C.nident;
+	memcpy(s->gpus, C.ident, (size_t)C.nident * sizeof s->gpus[0]);
+	return -ETIMEDOUT;
+}
+
+int sp_gpu_read_timeout(struct sp_sample *s, double timeout_s)
+{
+	double deadline = sp_mono_now() + timeout_s;
+	sp_gpu_read_async();
+	return sp_gpu_poll(s, deadline);
+}
+
+void sp_gpu_read(struct sp_sample *s)
+{
+	sp_gpu_read_timeout(s, SP_DEFAULT_GPU_TIMEOUT);
+}
+
+int sp_gpu_busy(void)
+{
+	if (!W.started)
+		return 0;
+	pthread_mutex_lock(&W.mu);
+	int busy = W.done != W.req;
+	pthread_mutex_unlock(&W.mu);
+	return busy;
+}
+
+const char *sp_nvml_libname(void)
+{
+	return C.lib[0] ? C.lib : NULL;
+}
+
+int sp_nvml_release(void)
+{
+	if (!W.started)
+		return 0;
+	pthread_mutex_lock(&W.mu);
+	if (W.done != W.req) {
+		/* a call in flight: no nvmlShutdown under it, no dlclose, no join */
+		pthread_mutex_unlock(&W.mu);
+		return 1;
+	}
+	W.quit = 1;
+	pthread_cond_broadcast(&W.cv);
+	double deadline = sp_mono_now() + RELEASE_WAIT_S;
+	while (!W.exited && sp_mono_now() < deadline)
+		wait_until(deadline);
+	int ok = W.exited;
+	if (ok) {
+		/* the thread is gone (or past its last touch of W): start afresh next time */
+		W.started = W.quit = W.exited = 0;
+		W.req = W.done = 0;
+		memset(&W.pub, 0, sizeof W.pub);
+		memset(&C, 0, sizeof C);
+	}
+	pthread_mutex_unlock(&W.mu);
+	return ok ? 0 : 1;
+}

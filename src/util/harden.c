@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+#include "util/harden.h"
+#include "util/fileio.h"
+#include "util/paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT 4
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SP_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SP_UNDER_ASAN 1
+#endif
+#endif
+
+#define STACK_PREFAULT (256u << 10)
+
+/* Touch the stack the sampling loop will use, so it is resident (and, with
+ * mlockall, locked) before memory gets tight. noinline: the frame must be real. */
+__attribute__((noinline, unused)) static void prefault_stack(void)
+{
+	volatile char pad[STACK_PREFAULT];
+	for (size_t i = 0; i < sizeof pad; i += 4096)
+		pad[i] = 0;
+	pad[sizeof pad - 1] = 0;
+}
+
+__attribute__((unused)) static void fmt_limit(char *buf, size_t n, rlim_t v)
+{
+	if (v == RLIM_INFINITY)
+		snprintf(buf, n, "unlimited");
+	else if (v >= (1u << 20))
+		snprintf(buf, n, "%llu MiB", (unsigned long long)(v >> 20));
+	else
+		snprintf(buf, n, "%llu KiB", (unsigned long long)(v >> 10));
+}
+
+static int lock_memory(char *warn, size_t cap)
+{
+#ifdef SP_UNDER_ASAN
+	/* ASan reserves terabytes of shadow: locking it would fail or take the box */
+	(void)warn;
+	(void)cap;
+	return -ENOTSUP;
+#else
+	/* an unprivileged process may raise its soft limit up to the hard one */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+	int r = mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT);
+	if (r < 0 && errno == EINVAL) /* a kernel without MCL_ONFAULT */
+		r = mlockall(MCL_CURRENT | MCL_FUTURE);
+	if (r == 0) {
+		prefault_stack();
+		return 0;
+	}
+	int err = errno;
+	if (warn && cap) {
+		char lim[32] = "unknown";
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
+			fmt_limit(lim, sizeof lim, rl.rlim_cur);
+		snprintf(warn, cap,
+			 "cannot lock sparkops in memory (%s, RLIMIT_MEMLOCK is %s): under memory pressure its "
+			 "pages can be reclaimed and sampling may stall; raise 'ulimit -l' or run as root",
+			 strerror(err), lim);
+	}
+	return -err;
+#endif
+}
+
+static int lower_own_oom_score(void)
+{
+	if (geteuid() != 0 || sp_paths_is_fixture())
+		return -EPERM;
+	char path[600];
+	if (sp_proc_path(path, sizeof path, "self/oom_score_adj") < 0)
+		return -ENAMETOOLONG;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	static const char v[] = "-900";
+	ssize_t w = sp_write_full(fd, v, sizeof v - 1);
+	int err = w < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+unsigned sp_harden_process(unsigned flags, char *warn, size_t warn_cap)
+{
+	unsigned done = 0;
+	if (warn && warn_cap)
+		warn[0] = 0;
+	mallopt(M_ARENA_MAX, 1);
+	if ((flags & SP_HARDEN_MLOCK) && lock_memory(warn, warn_cap) == 0)
+		done |= SP_HARDEN_MLOCK;
+	if ((flags & SP_HARDEN_OOM) && lower_own_oom_score() == 0)
+		done |= SP_HARDEN_OOM;
+	return done;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/* Slowdown episodes and their causes. See attribute.h and docs/run.md. */
+#include "watch/attribute.h"
+#include "probe/sample.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const cause_names[SP_CAUSE_N] = {
+	"thermal", "power_cap", "memory_pressure", "competing_process", "cpu_contention", "io_stall", "unknown",
+};
+
+const char *sp_cause_name(enum sp_cause c)
+{
+	return (unsigned)c < SP_CAUSE_N ? cause_names[c] : "unknown";
+}
+
+#define THERMAL_BITS (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN)
+#define POWER_BITS (SP_REASON_SW_POWER_CAP | SP_REASON_HW_POWER_BRAKE)
+
+void sp_attr_obs_clear(struct sp_attr_obs *o)
+{
+	memset(o, 0, sizeof *o);
+	o->t = o->rate = NAN;
+	o->viol_thermal_s = o->viol_power_s = NAN;
+	o->gpu_temp_c = o->soc_temp_c = NAN;
+	o->gpu_power_w = o->pl1_w = o->pl1_cap_w = NAN;
+	o->psi_mem_some = o->psi_mem_full = o->psi_cpu_some = o->psi_io_some = NAN;
+	o->swap_used = o->page_cache = NAN;
+}
+
+void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct)
+{
+	memset(a, 0, sizeof *a);
+	a->window_s = window_s;
+	a->slowdown_pct = slowdown_pct;
+	a->first_t = NAN;
+	a->baseline = NAN;
+	a->cause = SP_CAUSE_UNKNOWN;
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+static void ev_add(char *ev, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ev_add(char *ev, size_t n, const char *fmt, ...)
+{
+	size_t l = strlen(ev);
+	if (l + 3 >= n)
+		return;
+	if (l) {
+		memcpy(ev + l, "; ", 3);
+		l += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ev + l, n - l, fmt, ap);
+	va_end(ap);
+}
+
+static const char *first_reason(uint64_t bits)
+{
+	for (int b = 0; b < 9; b++)
+		if (bits >> b & 1)
+			return sp_reason_name(b);
+	return "unknown";
+}
+
+static bool grew(double ref, double now, double by)
+{
+	return !isnan(ref) && !isnan(now) && now - ref > by;
+}
+
+enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+			    char *ev, size_t evlen)
+{
+	ev[0] = 0;
+	double span = now->t - ref->t;
+	if (!(span > 0))
+		span = 1;
+	uint64_t rnow = now->reasons_ok ? now->reasons : 0;
+	uint64_t rref = ref->reasons_ok ? ref->reasons : 0;
+
+	/* evidence that appeared in the window, strongest first */
+	bool thermal = false, power = false;
+	if (rnow & THERMAL_BITS & ~rref) {
+		thermal = true;
+		ev_add(ev, evlen, "%s turned on", first_reason(rnow & THERMAL_BITS & ~rref));
+	}
+	if (grew(ref->viol_thermal_s, now->viol_thermal_s, 0.05 * span)) {
+		thermal = true;
+		ev_add(ev, evlen, "thermal violation time +%.1fs", now->viol_thermal_s - ref->viol_thermal_s);
+	}
+	if (!isnan(now->gpu_temp_c) && now->gpu_temp_c >= SP_ATTR_HOT_C && now->gpu_temp_c - a->temp_min_since_ref >= 2) {
+		thermal = true;
+		ev_add(ev, evlen, "GPU at %.0f C and rising", now->gpu_temp_c);
+	}
+	if (!isnan(now->soc_temp_c) && now->soc_temp_c >= SP_ATTR_SOC_HOT_C) {
+		thermal = true;
+		ev_add(ev, evlen, "SoC at %.0f C", now->soc_temp_c);
+	}
+	if (thermal)
+		return SP_CAUSE_THERMAL;
+
+	bool pl1_now = !isnan(now->pl1_w) && now->pl1_cap_w > 0 && now->pl1_w >= SP_ATTR_PL1_AT_CAP * now->pl1_cap_w;
+	bool pl1_ref = !isnan(ref->pl1_w) && ref->pl1_cap_w > 0 && ref->pl1_w >= SP_ATTR_PL1_AT_CAP * ref->pl1_cap_w;
+	if (pl1_now && !pl1_ref) {
+		power = true;
+		ev_add(ev, evlen, "PL1 average %.0f W at its %.0f W cap", now->pl1_w, now->pl1_cap_w);
+	}
+	if (rnow & POWER_BITS & ~rref) {
+		power = true;
+		ev_add(ev, evlen, "%s turned on", first_reason(rnow & POWER_BITS & ~rref));
+	}
+	/* a plateau: power flat (within 5%) across the window while the die warms */
+	if (!isnan(now->gpu_power_w) && a->power_max_since_ref > 0 &&
+	    a->power_max_since_ref - a->power_min_since_ref <= 0.05 * a->power_max_since_ref &&
+	    !isnan(now->gpu_temp_c) && now->gpu_temp_c - a->temp_min_since_ref >= 3) {
+		power = true;
+		ev_add(ev, evlen, "power flat at %.0f W while the GPU warmed %.0f C", now->gpu_power_w,
+		       now->gpu_temp_c - a->temp_min_since_ref);
+	}
+	if (power)
+		return SP_CAUSE_POWER_CAP;
+
+	bool mem = false;
+	if (!isnan(now->psi_mem_some) && now->psi_mem_some >= SP_ATTR_PSI_MEM) {
+		mem = true;
+		ev_add(ev, evlen, "PSI memory some %.1f%%", now->psi_mem_some);
+	} else if (!isnan(now->psi_mem_full) && now->psi_mem_full >= SP_ATTR_PSI_MEM / 2) {
+		mem = true;
+		ev_add(ev, evlen, "PSI memory full %.1f%%", now->psi_mem_full);
+	}
+	if (grew(ref->swap_used, now->swap_used, 256.0 * 1024 * 1024)) {
+		mem = true;
+		ev_add(ev, evlen, "swap use +%.0f MiB", (now->swap_used - ref->swap_used) / 1048576.0);
+	}
+	if (!isnan(ref->page_cache) && !isnan(now->page_cache) && now->page_cache < 0.5 * ref->page_cache &&
+	    ref->page_cache - now->page_cache >= 1024.0 * 1024 * 1024) {
+		mem = true;
+		ev_add(ev, evlen, "page cache fell from %.1f to %.1f GiB", ref->page_cache / 1073741824.0,
+		       now->page_cache / 1073741824.0);
+	}
+	if (mem)
+		return SP_CAUSE_MEMORY;
+	if (a->competing_since_ref || now->process_appeared) {
+		ev_add(ev, evlen, "a memory-heavy process appeared");
+		return SP_CAUSE_COMPETING;
+	}
+	if (!isnan(now->psi_cpu_some) && now->psi_cpu_some >= SP_ATTR_PSI_CPU &&
+	    (isnan(ref->psi_cpu_some) || now->psi_cpu_some >= ref->psi_cpu_some + 10)) {
+		ev_add(ev, evlen, "PSI cpu some %.1f%%", now->psi_cpu_some);
+		return SP_CAUSE_CPU;
+	}
+	if (!isnan(now->psi_io_some) && now->psi_io_some >= SP_ATTR_PSI_IO) {
+		ev_add(ev, evlen, "PSI io some %.1f%%", now->psi_io_some);
+		return SP_CAUSE_IO;
+	}
+	/* nothing new: reasons that were already on still say something */
+	if (rnow & THERMAL_BITS) {
+		ev_add(ev, evlen, "%s on (already before the drop)", first_reason(rnow & THERMAL_BITS));
+		return SP_CAUSE_THERMAL;
+	}
+	if (pl1_now || (rnow & POWER_BITS)) {
+		ev_add(ev, evlen, pl1_now ? "PL1 at its cap (already before the drop)" : "%s on (already before the drop)",
+		       first_reason(rnow & POWER_BITS));
+		return SP_CAUSE_POWER_CAP;
+	}
+	ev_add(ev, evlen, "no thermal, power, memory, CPU or I/O evidence in the window");
+	return SP_CAUSE_UNKNOWN;
+}
+
+static void window_reset(struct sp_attr *a, const struct sp_attr_obs *o)
+{
+	a->ref = *o;
+	a->have_ref = true;
+	a->competing_since_ref = false;
+	a->temp_min_since_ref = isnan(o->gpu_temp_c) ? INFINITY : o->gpu_temp_c;
+	a->power_min_since_ref = isnan(o->gpu_power_w) ? INFINITY : o->gpu_power_w;
+	a->power_max_since_ref = isnan(o->gpu_power_w) ? 0 : o->gpu_power_w;
+}
+
+static void window_add(struct sp_attr *a, const struct sp_attr_obs *o)
+{
+	if (o->process_appeared)
+		a->competing_since_ref = true;
+	if (!isnan(o->gpu_temp_c) && o->gpu_temp_c < a->temp_min_since_ref)
+		a->temp_min_since_ref = o->gpu_temp_c;
+	if (!isnan(o->gpu_power_w)) {
+		if (o->gpu_power_w < a->power_min_since_ref)
+			a->power_min_since_ref = o->gpu_power_w;
+		if (o->gpu_power_w > a->power_max_since_ref)
+			a->power_max_since_ref = o->gpu_power_w;
+	}
+}
+
+enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
+{
+	bool rate_ok = !isnan(o->rate) && o->rate >= 0;
+	if (!a->have_ref)
+		window_reset(a, o);
+	else
+		window_add(a, o);
+	if (!a->have_baseline) {
+		if (!rate_ok || !o->rate_fresh)
+			return SP_ATTR_NONE;
+		if (isnan(a->first_t) || strcmp(a->unit, o->unit) != 0) {
+			/* the first progress line (or a new kind of bar): start over */
+			a->first_t = o->t;
+			a->nbase = 0;
+			snprintf(a->unit, sizeof a->unit, "%s", o->unit);
+		}
+		if (a->nbase < SP_ATTR_MAX_BASE)
+			a->base[a->nbase++] = o->rate;
+		if (o->t - a->first_t >= a->window_s && a->nbase > 0) {
+			double tmp[SP_ATTR_MAX_BASE];
+			memcpy(tmp, a->base, sizeof(double) * (size_t)a->nbase);
+			qsort(tmp, (size_t)a->nbase, sizeof tmp[0], cmp_d);
+			a->baseline = tmp[a->nbase / 2];
+			a->have_baseline = a->baseline > 0;
+			window_reset(a, o);
+		}
+		return SP_ATTR_NONE;
+	}
+	if (!rate_ok || strcmp(a->unit, o->unit) != 0)
+		return SP_ATTR_NONE;
+	a->last_rate = o->rate;
+	double thr = a->baseline * (1.0 - a->slowdown_pct / 100.0);
+	if (o->rate < thr) {
+		a->below++;
+		a->above = 0;
+	} else {
+		a->above++;
+		a->below = 0;
+		if (!a->in_episode)
+			window_reset(a, o);
+	}
+	if (!a->in_episode && a->below >= SP_ATTR_CONFIRM) {
+		a->in_episode = true;
+		a->episode_start_t = o->t;
+		a->drop_pct = (1.0 - o->rate / a->baseline) * 100.0;
+		a->cause = sp_attr_judge(a, &a->ref, o, a->evidence, sizeof a->evidence);
+		return SP_ATTR_EPISODE_START;
+	}
+	if (a->in_episode && a->above >= SP_ATTR_CONFIRM) {
+		a->in_episode = false;
+		window_reset(a, o);
+		return SP_ATTR_EPISODE_END;
+	}
+	return SP_ATTR_NONE;
+}

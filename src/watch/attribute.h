@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* Why did the job slow down? Pure: fed one observation per sample (scripted
+ * time in tests), it keeps the early-throughput baseline, opens a slowdown
+ * episode when the rate stays below it, and names the cause from the
+ * evidence in the same window. Rules: docs/run.md "Attribution". */
+#ifndef SP_ATTRIBUTE_H
+#define SP_ATTRIBUTE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SP_ATTR_DEFAULT_WINDOW_S 300.0 /* --baseline-window */
+#define SP_ATTR_DEFAULT_SLOWDOWN_PCT 15.0 /* --slowdown */
+#define SP_ATTR_CONFIRM 3          /* consecutive samples below (or back above) */
+#define SP_ATTR_HOT_C 85.0         /* GPU temperature that counts as hot */
+#define SP_ATTR_SOC_HOT_C 90.0     /* SoC (acpitz) temperature that counts as hot */
+#define SP_ATTR_PL1_AT_CAP 0.97    /* PL1 average / cap */
+#define SP_ATTR_PSI_MEM 10.0       /* PSI memory some avg10, % */
+#define SP_ATTR_PSI_CPU 25.0       /* PSI cpu some avg10, % */
+#define SP_ATTR_PSI_IO 20.0        /* PSI io some avg10, % */
+#define SP_ATTR_MAX_BASE 512
+
+enum sp_cause {
+	SP_CAUSE_THERMAL, SP_CAUSE_POWER_CAP, SP_CAUSE_MEMORY, SP_CAUSE_COMPETING,
+	SP_CAUSE_CPU, SP_CAUSE_IO, SP_CAUSE_UNKNOWN, SP_CAUSE_N
+};
+const char *sp_cause_name(enum sp_cause c); /* "thermal", "power_cap", ... */
+
+/* One sample's evidence. Every double is NAN when unknown. */
+struct sp_attr_obs {
+	double t;               /* seconds (any clock, increasing) */
+	double rate;            /* NAN: no rate yet */
+	char unit[16];          /* the rate's unit; only the baseline's unit counts */
+	bool rate_fresh;        /* a new rate was parsed since the last sample */
+	bool reasons_ok;
+	uint64_t reasons;       /* clocks event reasons */
+	double viol_thermal_s, viol_power_s;
+	double gpu_temp_c, soc_temp_c;
+	double gpu_power_w, pl1_w, pl1_cap_w;
+	double psi_mem_some, psi_mem_full, psi_cpu_some, psi_io_some;
+	double swap_used, page_cache; /* bytes */
+	bool process_appeared;  /* a memory-heavy process appeared at this sample */
+};
+
+enum sp_attr_event { SP_ATTR_NONE, SP_ATTR_EPISODE_START, SP_ATTR_EPISODE_END };
+
+struct sp_attr {
+	double window_s, slowdown_pct;
+	/* baseline */
+	double first_t;           /* time of the first rate; NAN before */
+	int nbase;
+	double base[SP_ATTR_MAX_BASE];
+	bool have_baseline;
+	double baseline;
+	char unit[16];
+	/* episode */
+	int below, above;         /* consecutive samples below / back above */
+	bool in_episode;
+	enum sp_cause cause;
+	double episode_start_t;
+	double drop_pct, last_rate;
+	char evidence[160];       /* "thermal reason sw_thermal_slowdown on; ..." */
+	/* the last healthy sample, the start of the window the evidence comes from */
+	bool have_ref;
+	struct sp_attr_obs ref;
+	bool competing_since_ref;
+	double temp_min_since_ref, power_min_since_ref, power_max_since_ref;
+};
+
+void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct);
+/* Feed one sample; returns what happened (the cause and evidence are in *a). */
+enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o);
+/* Judge a window (exposed for tests): ref = the last healthy sample, now = the
+ * current one. Writes the evidence words to ev. */
+enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+			    char *ev, size_t evlen);
+void sp_attr_obs_clear(struct sp_attr_obs *o);
+#endif

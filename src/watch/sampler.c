@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/* The log file and the events between samples. See sampler.h. */
+#include "watch/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int put(struct sp_csvlog *l, const char *buf, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(l->fd, buf + done, n - done);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (done)
+				l->partial = true;
+			return -errno;
+		}
+		if (w == 0) {
+			l->partial = done > 0;
+			return -ENOSPC;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double now)
+{
+	memset(l, 0, sizeof *l);
+	l->fd = -1;
+	snprintf(l->path, sizeof l->path, "%s", path);
+	l->fsync_s = fsync_s;
+	l->last_fsync = now;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+	if (fd < 0)
+		return l->err = errno, -errno;
+	l->fd = fd;
+	char h[2048];
+	size_t n = sp_logrow_header(h, sizeof h);
+	int r = put(l, h, n);
+	if (r < 0) {
+		l->err = -r;
+		return r;
+	}
+	return 0;
+}
+
+int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now)
+{
+	if (l->fd < 0) {
+		l->lost++;
+		return -EBADF;
+	}
+	char buf[2048];
+	size_t n = sp_logrow_format(r, buf + 1, sizeof buf - 1);
+	if (n == 0) {
+		l->lost++;
+		return -EOVERFLOW;
+	}
+	const char *p = buf + 1;
+	if (l->partial) {
+		buf[0] = '\n'; /* end the cut row; the reader rejects it, not this one */
+		p = buf;
+		n++;
+	}
+	bool was_partial = l->partial;
+	l->partial = false;
+	int e = put(l, p, n);
+	if (e < 0) {
+		if (was_partial && !l->partial)
+			l->partial = true;
+		l->lost++;
+		l->err = -e;
+		return e;
+	}
+	l->err = 0;
+	l->rows++;
+	if (l->fsync_s >= 0 && now - l->last_fsync >= l->fsync_s) {
+		fdatasync(l->fd);
+		l->last_fsync = now;
+	}
+	return 0;
+}
+
+void sp_csvlog_close(struct sp_csvlog *l)
+{
+	if (l->fd >= 0) {
+		fdatasync(l->fd);
+		close(l->fd);
+	}
+	l->fd = -1;
+}
+
+void sp_evstate_init(struct sp_evstate *e)
+{
+	memset(e, 0, sizeof *e);
+	e->gpu_status = SP_OK;
+}
+
+static bool in(const int *v, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, const int *skip, int nskip,
+		   struct sp_logrow *rows, int max, bool *appeared)
+{
+	int n = 0;
+	char d[256];
+	*appeared = false;
+	const struct sp_gpu *g = s->ngpu > 0 ? &s->gpus[0] : NULL;
+	bool rok = g && sp_ok(g->reasons.why);
+	uint64_t rv = rok ? g->reasons.v : 0;
+	/* the GPU going away and coming back */
+	enum sp_why gs = s->gpu_status;
+	if (e->have_prev && gs != e->gpu_status && gs != SP_MISSING) {
+		if (gs != SP_OK && n < max) {
+			snprintf(d, sizeof d, "%s", sp_why_key(gs));
+			sp_logrow_event(&rows[n++], s->wall, SP_EV_GPU_LOST, d);
+		} else if (gs == SP_OK && n < max) {
+			sp_logrow_event(&rows[n++], s->wall, SP_EV_GPU_BACK, "");
+		}
+	}
+	if (gs != SP_MISSING)
+		e->gpu_status = gs;
+	/* reasons: the first sample reports what is already on */
+	if (rok) {
+		uint64_t before = e->reasons_ok ? e->reasons : 0;
+		for (int b = 0; b < 9; b++) {
+			uint64_t m = 1ULL << b;
+			if (m == SP_REASON_GPU_IDLE)
+				continue; /* idle is not a throttle */
+			if ((rv & m) && !(before & m) && n < max)
+				sp_logrow_event(&rows[n++], s->wall, SP_EV_REASON_ON, sp_reason_name(b));
+			else if (!(rv & m) && (before & m) && n < max)
+				sp_logrow_event(&rows[n++], s->wall, SP_EV_REASON_OFF, sp_reason_name(b));
+		}
+		e->reasons = rv;
+		e->reasons_ok = true;
+	}
+	/* memory-heavy processes that were not there before */
+	int cur[SP_EV_MAX_PIDS], nc = 0;
+	for (int i = 0; i < s->nprocs && nc < SP_EV_MAX_PIDS; i++) {
+		const struct sp_proc *p = &s->procs[i];
+		if (in(skip, nskip, p->pid))
+			continue;
+		cur[nc++] = p->pid;
+		if (e->have_prev && !in(e->pids, e->npids, p->pid)) {
+			*appeared = true;
+			if (n < max) {
+				snprintf(d, sizeof d, "pid=%d name=%s kind=%s rss_bytes=%llu", p->pid, p->name,
+					 sp_proc_kind_name(p->kind), (unsigned long long)p->rss_bytes);
+				sp_logrow_event(&rows[n++], s->wall, SP_EV_PROCESS, d);
+			}
+		}
+	}
+	memcpy(e->pids, cur, sizeof(int) * (size_t)nc);
+	e->npids = nc;
+	e->have_prev = true;
+	return n;
+}

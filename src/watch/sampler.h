@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* The run/watch log file and the events derived from consecutive samples.
+ * The file is written with write(2) row by row (nothing buffered in user
+ * space: a row is in the page cache the moment it happens) and fsync'd at a
+ * bounded interval, so the log survives the machine wedging. A failing log
+ * never stops the caller: it says why, counts what was lost, and retries. */
+#ifndef SP_SAMPLER_H
+#define SP_SAMPLER_H
+#include "probe/sample.h"
+#include "watch/logrow.h"
+
+#include <stdbool.h>
+
+#define SP_DEFAULT_FSYNC_S 60.0
+
+struct sp_csvlog {
+	int fd;               /* -1: no log */
+	char path[1024];
+	double fsync_s, last_fsync; /* seconds (monotonic) */
+	bool partial;         /* the last write was cut: start the next row on a new line */
+	int err;              /* errno of the last failure, 0 when writing works */
+	long rows, lost;
+};
+/* Create (truncate) the log and write the header. 0 or -errno (l->fd = -1). */
+int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double now);
+/* Append one row; fsync when fsync_s has passed. 0, or -errno on failure
+ * (l->err set; the first failure after a success is the one to report). */
+int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now);
+void sp_csvlog_close(struct sp_csvlog *l);
+
+/* Events between consecutive samples: a clocks event reason turning on/off,
+ * a memory-heavy process appearing, the GPU becoming (un)available. */
+#define SP_EV_MAX_PIDS SP_MAX_PROCS
+struct sp_evstate {
+	bool have_prev;
+	bool reasons_ok;
+	uint64_t reasons;
+	enum sp_why gpu_status;
+	int npids;
+	int pids[SP_EV_MAX_PIDS];
+};
+void sp_evstate_init(struct sp_evstate *e);
+/* Fill up to max event rows for sample s; pids in skip[0..nskip) (the job's
+ * own processes) never count as competing. Sets *appeared when a
+ * memory-heavy process appeared. Returns the number of rows. */
+int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, const int *skip, int nskip,
+		   struct sp_logrow *rows, int max, bool *appeared);
+#endif

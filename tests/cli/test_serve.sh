@@ -1,0 +1,167 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# sparkops serve: the endpoint's answers, the cache, clean exits, the errors
+# of --listen, and a real Prometheus server scraping it end to end.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+S=$SPARKOPS
+
+# --- usage -------------------------------------------------------------------------------
+for bad in "127.0.0.1" "127.0.0.1:" "127.0.0.1:99999" "::1:9851" "example.com:80" "1.2.3.4:80x" "[::1]9851"; do
+	run $S serve --listen "$bad"
+	expect_rc 2 "--listen '$bad' is refused"
+done
+expect_err "--listen: '\[::1\]9851' is not ADDR:PORT" "the bad address is named"
+run $S serve --cache forever
+expect_rc 2 "bad --cache"
+run $S serve --max-connections 0
+expect_rc 2 "--max-connections 0"
+run $S serve --timeout 0
+expect_rc 2 "--timeout 0"
+run $S serve extra
+expect_rc 2 "unexpected argument"
+
+# --- the answers ---------------------------------------------------------------------------
+start_serve --listen 127.0.0.1:0
+_report $? "serve starts on a free loopback port"
+expect_out_file() { grep -Eq -- "$1" "$2"; _report $? "$3"; }
+case "$HOST" in 127.0.0.1) true ;; *) false ;; esac
+_report $? "it says where it listens"
+
+curl -s -D "$TMP/h" -o "$OUT" "http://$ADDR/metrics"
+expect_out_file '^HTTP/1\.[01] 200' "$TMP/h" "GET /metrics is 200"
+expect_out_file '^Content-Type: text/plain; version=0\.0\.4; charset=utf-8' "$TMP/h" "the exposition's content type"
+promtool check metrics <"$OUT" >"$ERR" 2>&1
+_report $? "promtool check metrics on what serve answers"
+expect_out '^sparkops_pool_total_bytes 128526896128$' "the fixture's pool over HTTP"
+expect_out 'reason="sw_thermal_slowdown"\} 1$' "the fake GPU's event reasons over HTTP"
+
+curl -s -I -o "$TMP/h" "http://$ADDR/metrics"
+expect_out_file '^HTTP/1\.[01] 200' "$TMP/h" "HEAD /metrics is 200"
+printf 'HEAD /metrics HTTP/1.0\r\nHost: x\r\n\r\n' | "$HTTPC" raw $HOST $PORT >"$OUT"
+expect_out '^HTTP/1\.[01] 200' "raw HEAD is 200"
+# nothing after the blank line that ends the headers
+[ "$(tr -d '\r' <"$OUT" | sed '1,/^$/d' | wc -c)" = 0 ]
+_report $? "HEAD has no body"
+
+curl -s -D "$TMP/h" -o "$OUT" "http://$ADDR/"
+expect_out_file '^HTTP/1\.[01] 200' "$TMP/h" "GET / is 200"
+expect_out_file '^Content-Type: text/html' "$TMP/h" "/ is HTML"
+expect_out 'href="/metrics"' "/ links to /metrics"
+for p in /nope /metrics/ /metricsx "/../etc/passwd" /index.html; do
+	code=$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "http://$ADDR$p")
+	[ "$code" = 404 ]
+	_report $? "GET $p is 404 ($code)"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/metrics?name[]=x&debug=1")
+[ "$code" = 200 ]
+_report $? "a query string is ignored"
+for m in POST PUT DELETE PATCH OPTIONS TRACE; do
+	code=$(curl -s -o /dev/null -D "$TMP/h" -w '%{http_code}' -X $m --data-binary 'x' "http://$ADDR/metrics")
+	[ "$code" = 405 ] && grep -qi '^Allow: GET, HEAD' "$TMP/h"
+	_report $? "$m is 405 with Allow ($code)"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' -X FROB "http://$ADDR/metrics")
+[ "$code" = 405 ] || [ "$code" = 501 ] || [ "$code" = 400 ]
+_report $? "an unknown method is refused ($code)"
+
+# the cache: within --cache the same reading, every scrape sees fresh values after it
+ts() { curl -s "http://$ADDR/metrics" | sed -n 's/^sparkops_sample_timestamp_seconds //p'; }
+a=$(ts)
+b=$(ts)
+[ -n "$a" ] && [ "$a" = "$b" ]
+_report $? "two scrapes within --cache share one reading"
+kill -0 $SPID
+_report $? "serve is still up"
+stop_serve
+expect_rc 0 "SIGTERM: clean exit"
+
+start_serve --listen 127.0.0.1:0 --cache 0
+a=$(ts)
+b=$(ts)
+[ -n "$a" ] && [ "$a" != "$b" ]
+_report $? "--cache 0 reads on every scrape"
+# a port in use: one clear error, exit 2
+run $S serve --listen "$ADDR"
+expect_rc 2 "a port in use"
+expect_err "^sparkops: '$ADDR': cannot listen: Address already in use$" "a port in use is one clear line"
+[ "$(wc -l <"$ERR")" = 1 ]
+_report $? "... and only one"
+kill -INT $SPID
+wait $SPID
+RC=$?
+expect_rc 0 "SIGINT: clean exit"
+
+# IPv6 loopback, where the machine has it
+if start_serve --listen "[::1]:0"; then
+	case "$ADDR" in "[::1]:"*) true ;; *) false ;; esac
+	_report $? "IPv6: listens on [::1]"
+	code=$(curl -s -g -o /dev/null -w '%{http_code}' "http://$ADDR/metrics")
+	[ "$code" = 200 ]
+	_report $? "IPv6: GET /metrics is 200"
+	stop_serve
+	expect_rc 0 "IPv6: clean exit"
+else
+	grep -q "cannot listen" "$SLOG"
+	_report $? "no IPv6 loopback here: a clear error # skip"
+fi
+
+# --- end to end: a real Prometheus scrapes sparkops serve -----------------------------------
+if command -v prometheus >/dev/null 2>&1; then
+	start_serve --listen 127.0.0.1:0
+	cat >"$TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: sparkops
+    static_configs:
+      - targets: ['$ADDR']
+EOF
+	promtool check config "$TMP/prometheus.yml" >/dev/null 2>&1
+	_report $? "promtool check config on the test's scrape config"
+	# a free port for Prometheus: try a few, the log says when one is taken
+	PP=""
+	for try in 1 2 3 4 5; do
+		port=$((20000 + ($$ * 7 + try * 7919 + $(date +%N | sed 's/^0*//;s/^$/0/')) % 40000))
+		mkdir -p "$TMP/tsdb$try"
+		prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb$try" \
+			--web.listen-address="127.0.0.1:$port" --log.level=warn >"$TMP/prom.log" 2>&1 &
+		PPID_=$!
+		i=0
+		while [ $i -lt 100 ] && kill -0 $PPID_ 2>/dev/null; do
+			curl -s -o /dev/null "http://127.0.0.1:$port/-/ready" && { PP=$port; break; }
+			sleep 0.1
+			i=$((i + 1))
+		done
+		[ -n "$PP" ] && break
+		kill $PPID_ 2>/dev/null
+		wait $PPID_ 2>/dev/null
+	done
+	[ -n "$PP" ]
+	_report $? "Prometheus starts on loopback"
+	val=""
+	i=0
+	while [ -n "$PP" ] && [ -z "$val" ] && [ $i -lt 60 ]; do
+		curl -s "http://127.0.0.1:$PP/api/v1/query?query=sparkops_pool_total_bytes" >"$OUT"
+		val=$(jq -r '.data.result[0].value[1] // empty' "$OUT" 2>/dev/null)
+		[ -n "$val" ] || sleep 0.25
+		i=$((i + 1))
+	done
+	[ "$val" = 128526896128 ]
+	_report $? "Prometheus scraped sparkops_pool_total_bytes = $val"
+	curl -s "http://127.0.0.1:$PP/api/v1/query?query=sparkops_gpu_clocks_event_reason_active%7Breason%3D%22sw_thermal_slowdown%22%7D" >"$OUT"
+	expect_jq '.data.result[0].value[1] == "1" and .data.result[0].metric.name == "NVIDIA GB10"' "Prometheus has the event reason with its labels"
+	curl -s "http://127.0.0.1:$PP/api/v1/query?query=up%7Bjob%3D%22sparkops%22%7D" >"$OUT"
+	expect_jq '.data.result[0].value[1] == "1"' "Prometheus sees the target up"
+	curl -s "http://127.0.0.1:$PP/api/v1/targets" >"$OUT"
+	expect_jq '.data.activeTargets[0].health == "up" and .data.activeTargets[0].lastError == ""' "the scrape had no error"
+	kill $PPID_ 2>/dev/null
+	wait $PPID_ 2>/dev/null
+	stop_serve
+	expect_rc 0 "serve exits cleanly after being scraped"
+else
+	false
+	_report $? "prometheus is installed (Debian package prometheus)"
+fi
+done_testing

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/* The accounting: parameter counts of real architectures against their
+ * published totals, PEFT's trainable counts, and each footprint term
+ * against hand-computed values (docs/plan.md has the formulas). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "shapes.h"
+
+#define GiB 1073741824.0
+
+static void assert_within(double got, double want, double rel)
+{
+	if (fabs(got - want) > rel * fabs(want)) {
+		print_error("got %.6g, want %.6g (+-%.2f%%)\n", got, want, rel * 100);
+		fail();
+	}
+}
+
+static struct sp_plan_opts opts(enum sp_method m)
+{
+	struct sp_plan_opts o;
+	sp_plan_opts_init(&o);
+	o.method = m;
+	o.uma = false;
+	return o;
+}
+
+static void param_counts(void **st)
+{
+	(void)st;
+	/* published totals (model cards / safetensors index), within 0.5% */
+	struct {
+		struct sp_model_shape m;
+		double want;
+	} c[] = {
+		{ LLAMA31_8B, 8030261248.0 },  { LLAMA31_70B, 70553706496.0 }, { LLAMA2_7B, 6738415616.0 },
+		{ LLAMA2_13B, 13015864320.0 }, { QWEN25_7B, 7615616512.0 },    { GEMMA2_9B, 9241705984.0 },
+		{ MIXTRAL_8X7B, 46702792704.0 }, { GPT2, 124439808.0 },        { PHI15, 1418270720.0 },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+		assert_within(c[i].m.params, c[i].want, 0.005);
+	/* exact where the architecture has no biases or extra norms */
+	struct sp_model_shape l8 = LLAMA31_8B, l70 = LLAMA31_70B, g2 = GPT2, mx = MIXTRAL_8X7B;
+	assert_true(l8.params == 8030261248.0);
+	assert_true(l70.params == 70553706496.0);
+	assert_true(g2.params == 124439808.0);
+	assert_true(mx.params == 46702792704.0);
+	/* MoE: ~12.9B active of 46.7B */
+	assert_within(mx.params_active, 12.9e9, 0.01);
+	/* Llama 3.1 8B: embeddings + lm_head untied */
+	assert_true(l8.embed_params == 2.0 * 128256 * 4096);
+}
+
+static void lora_counts(void **st)
+{
+	(void)st;
+	struct sp_model_shape l2 = LLAMA2_7B, l8 = LLAMA31_8B, mx = MIXTRAL_8X7B, g = GEMMA2_9B;
+	/* PEFT print_trainable_parameters(): Llama-2-7b, r=8, q_proj+v_proj:
+	 * "trainable params: 4,194,304 || all params: 6,742,609,920" */
+	assert_true(sp_lora_params(&l2, 8, SP_LT_Q | SP_LT_V) == 4194304.0);
+	assert_true(l2.params + 4194304.0 == 6742609920.0);
+	/* Unsloth's notebooks: Llama-3.1-8B all linear r=16 -> 41,943,040 */
+	assert_true(sp_lora_params(&l8, 16, SP_LT_ALL) == 41943040.0);
+	assert_true(sp_lora_params(&l8, 32, SP_LT_ALL) == 83886080.0);
+	/* GQA: k and v are 1024 wide: 8*(4096+1024)*32 each */
+	assert_true(sp_lora_params(&l8, 8, SP_LT_K) == 8.0 * (4096 + 1024) * 32);
+	/* Gemma 2: q is 16 heads x 256 = 4096 wide on a 3584 residual */
+	assert_true(sp_lora_params(&g, 8, SP_LT_Q) == 8.0 * (3584 + 4096) * 42);
+	/* MoE: every expert's w1/w2/w3 is a target */
+	assert_true(sp_lora_params(&mx, 8, SP_LT_GATE) == 8.0 * (4096 + 14336) * 8 * 32);
+}
+
+static void targets_parse(void **st)
+{
+	(void)st;
+	char b[64];
+	assert_int_equal(sp_lora_targets_parse("q,v"), SP_LT_Q | SP_LT_V);
+	assert_int_equal(sp_lora_targets_parse("q_proj, v_proj"), SP_LT_Q | SP_LT_V);
+	assert_int_equal(sp_lora_targets_parse("all-linear"), SP_LT_ALL);
+	assert_int_equal(sp_lora_targets_parse("attn,mlp"), SP_LT_ALL);
+	assert_int_equal(sp_lora_targets_parse("q,,v"), -1);
+	assert_int_equal(sp_lora_targets_parse(""), -1);
+	assert_int_equal(sp_lora_targets_parse("q,lm_head"), -1);
+	assert_string_equal(sp_lora_targets_str(SP_LT_ALL, b, sizeof b), "q,k,v,o,gate,up,down");
+	assert_int_equal(sp_method_parse("QLoRA"), SP_METHOD_QLORA);
+	assert_int_equal(sp_method_parse("dpo"), -1);
+	assert_int_equal(sp_optim_parse("paged_adamw_8bit"), SP_OPTIM_PAGED_ADAMW8BIT);
+	assert_int_equal(sp_optim_parse("adamw8bit"), SP_OPTIM_ADAMW8BIT);
+	assert_int_equal(sp_cdtype_parse("bfloat16"), SP_CDT_BF16);
+	assert_int_equal(sp_quant_parse("nf4"), SP_QUANT_NF4);
+	assert_int_equal(sp_framework_parse("unsloth"), SP_FW_UNSLOTH);
+}
+
+static void weights_terms(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B, l70 = LLAMA31_70B;
+	struct sp_footprint f;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_WEIGHTS] == 2ULL * 8030261248ULL); /* bf16 */
+	assert_true(f.term[SP_T_KBIT_UPCAST] == 0);
+	o.dtype = SP_CDT_FP32;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_WEIGHTS] == 4ULL * 8030261248ULL);
+	/* QLoRA: the blocks' linears in NF4 with double quantization
+	 * (0.5 B + 0.127 bit per param), embeddings and lm_head 16-bit */
+	o = opts(SP_METHOD_QLORA);
+	o.framework = SP_FW_UNSLOTH;
+	sp_footprint_compute(&l70, &o, &f);
+	double want = l70.linear_params * (0.5 + 0.127 / 8) + (l70.params - l70.linear_params) * 2;
+	assert_within((double)f.term[SP_T_WEIGHTS], want, 1e-9);
+	assert_within((double)f.term[SP_T_WEIGHTS], 39.5e9, 0.01);
+	/* HF+PEFT: prepare_model_for_kbit_training upcasts what is not quantized to fp32 */
+	o.framework = SP_FW_HF;
+	sp_footprint_compute(&l70, &o, &f);
+	assert_true(f.term[SP_T_KBIT_UPCAST] == (uint64_t)llround((l70.params - l70.linear_params) * 2));
+	/* int8 */
+	o = opts(SP_METHOD_INFER);
+	o.quant = SP_QUANT_INT8;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_within((double)f.term[SP_T_WEIGHTS], l8.linear_params * 1.001 + l8.embed_params * 2 + 266240.0 * 2, 1e-6);
+}
+
+static void trainable_terms(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B, l2 = LLAMA2_7B;
+	struct sp_footprint f;
+	/* full fine-tune, bf16 params, torch AdamW keeps exp_avg/exp_avg_sq in
+	 * the param dtype: 2 (w) + 2 (g) + 4 (m, v) bytes per param */
+	struct sp_plan_opts o = opts(SP_METHOD_FULL);
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.trainable_params == l8.params);
+	assert_true(f.term[SP_T_GRADIENTS] == 2ULL * 8030261248ULL);
+	assert_true(f.term[SP_T_OPTIMIZER] == 4ULL * 8030261248ULL);
+	assert_true(f.term[SP_T_MASTER] == 0);
+	/* mixed precision with an fp32 master copy */
+	o.master_weights = true;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_MASTER] == 4ULL * 8030261248ULL);
+	/* fp32 params: the classic 16 bytes per param (w 4, g 4, Adam 8) */
+	o = opts(SP_METHOD_FULL);
+	o.dtype = SP_CDT_FP32;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] == 16ULL * 8030261248ULL);
+	/* 8-bit AdamW: 2 bytes + an fp32 absmax per 2048 values */
+	o.optim = SP_OPTIM_ADAMW8BIT;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_within((double)f.term[SP_T_OPTIMIZER], 8030261248.0 * (2 + 8.0 / 2048), 1e-9);
+	o.optim = SP_OPTIM_SGD;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_OPTIMIZER] == 0);
+	/* adafactor: factored, a tiny fraction of AdamW */
+	o.optim = SP_OPTIM_ADAFACTOR;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_OPTIMIZER] > 0 && f.term[SP_T_OPTIMIZER] < 8030261248ULL / 100);
+	/* LoRA (PEFT): fp32 adapters, fp32 grads, fp32 AdamW states: 16 B/param */
+	o = opts(SP_METHOD_LORA);
+	o.lora_rank = 8;
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	sp_footprint_compute(&l2, &o, &f);
+	assert_true(f.trainable_params == 4194304.0);
+	assert_true(f.term[SP_T_ADAPTER] == 4ULL * 4194304);
+	assert_true(f.term[SP_T_GRADIENTS] == 4ULL * 4194304);
+	assert_true(f.term[SP_T_OPTIMIZER] == 8ULL * 4194304);
+	/* torchtune keeps adapters in the model dtype */
+	o.framework = SP_FW_TORCHTUNE;
+	sp_footprint_compute(&l2, &o, &f);
+	assert_true(f.term[SP_T_ADAPTER] == 2ULL * 4194304 && f.term[SP_T_OPTIMIZER] == 4ULL * 4194304);
+	/* inference trains nothing */
+	o = opts(SP_METHOD_INFER);
+	sp_footprint_compute(&l2, &o, &f);
+	assert_true(f.trainable_params == 0 && f.term[SP_T_GRADIENTS] == 0 && f.term[SP_T_OPTIMIZER] == 0);
+}
+
+static void activation_terms(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B, g2 = GPT2;
+	struct sp_footprint f;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.batch = 2;
+	o.seq = 1024;
+	o.grad_ckpt = false;
+	sp_footprint_compute(&l8, &o, &f);
+	/* per layer s*b*(12h + 4*kv_dim + 8I), no dropout, SDPA */
+	double T = 2048, layer = T * (12 * 4096 + 4 * 1024 + 8 * 14336);
+	assert_true(f.act_layer_bytes == layer);
+	assert_true(f.term[SP_T_ACTIVATIONS] == (uint64_t)(32 * layer + T * 4 * 4096));
+	/* full recompute: each layer's input (2sbh) + one layer's working set */
+	o.grad_ckpt = true;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_ACTIVATIONS] == (uint64_t)(32 * 2 * T * 4096 + layer + T * 4 * 4096));
+	/* eager attention adds Korthikanti's 5*a*s^2*b per layer */
+	o.attn = SP_ATTN_EAGER;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.act_layer_bytes == layer + 5.0 * 32 * 1024 * 1024 * 2);
+	/* GPT-2 (h=768, a=12, I=4h, dropout): exactly Korthikanti's
+	 * s*b*h*(34 + 5*a*s/h) */
+	o = opts(SP_METHOD_FULL);
+	o.batch = 1;
+	o.seq = 1024;
+	o.grad_ckpt = false;
+	o.attn = SP_ATTN_EAGER;
+	sp_footprint_compute(&g2, &o, &f);
+	double s = 1024, h = 768, a = 12;
+	assert_true(f.act_layer_bytes == s * h * (34 + 5 * a * s / h));
+	/* Unsloth offloads the checkpoints: they move to the host side */
+	o = opts(SP_METHOD_QLORA);
+	o.framework = SP_FW_UNSLOTH;
+	o.seq = 4096;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_ACT_OFFLOADED] == (uint64_t)(32 * 2 * 4096.0 * 4096));
+	assert_true(f.host_bytes == f.term[SP_T_ACT_OFFLOADED] + f.term[SP_T_HOST_PROCESS]);
+}
+
+static void logits_and_kv(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B, l70 = LLAMA31_70B;
+	struct sp_footprint f;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.batch = 4;
+	o.seq = 2048;
+	sp_footprint_compute(&l8, &o, &f);
+	/* HF: batch x seq x vocab, fp32 upcast + shifted copy + log-softmax + grad */
+	assert_true(f.term[SP_T_LOGITS] == 4ULL * 2048 * 128256 * 16);
+	assert_true(f.term[SP_T_LOGITS] > 15 * GiB); /* "often GiB": 15.7 GiB here */
+	o.framework = SP_FW_TORCHTUNE;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_LOGITS] == (uint64_t)(4.0 * 2048 * 128256 * 3.5));
+	o.framework = SP_FW_UNSLOTH;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.term[SP_T_LOGITS] == 1024ULL * 128256 * 4);
+	/* KV cache: layers x kv_heads x head_dim x seq x batch x 2 x bytes */
+	o = opts(SP_METHOD_INFER);
+	o.seq = 32768;
+	o.batch = 1;
+	sp_footprint_compute(&l70, &o, &f);
+	assert_true(f.term[SP_T_KV_CACHE] == 80ULL * 8 * 128 * 32768 * 1 * 2 * 2);
+	assert_true(f.term[SP_T_KV_CACHE] == 10ULL << 30); /* 10 GiB at 32k context */
+}
+
+static void peaks(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B;
+	struct sp_footprint f;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.uma = true;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.peak_bytes == f.device_bytes + f.host_bytes);
+	uint64_t sum = 0;
+	for (int i = 0; i < SP_T_N; i++)
+		sum += f.term[i];
+	assert_true(sum == f.peak_bytes);
+	/* load: the mapped file (bf16, no files read: 2 B/param) + the copy */
+	assert_true(f.load_file_bytes == 2ULL * 8030261248ULL);
+	assert_true(f.load_peak_bytes == f.term[SP_T_WEIGHTS] + f.term[SP_T_CUDA_CONTEXT] + f.load_file_bytes +
+						 f.term[SP_T_HOST_PROCESS]);
+	/* discrete: the device side alone against the GPU */
+	o.uma = false;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.peak_bytes == f.device_bytes);
+	/* QLoRA from 16-bit shards streams one 5 GB shard + one layer at a time */
+	o = opts(SP_METHOD_QLORA);
+	o.uma = true;
+	sp_footprint_compute(&l8, &o, &f);
+	double layer16 = l8.linear_params / 32 * 2;
+	assert_within((double)f.load_peak_bytes,
+		      (double)(f.term[SP_T_WEIGHTS] + f.term[SP_T_KBIT_UPCAST] + f.term[SP_T_CUDA_CONTEXT] +
+			       f.term[SP_T_HOST_PROCESS]) + 5e9 + layer16, 1e-9);
+	/* a pre-quantized checkpoint is mapped and copied as stored */
+	struct sp_model_shape pq = LLAMA31_8B;
+	pq.prequantized = true;
+	pq.have_tensors = true;
+	pq.weight_bytes = 5700000000ULL;
+	sp_footprint_compute(&pq, &o, &f);
+	assert_true(f.term[SP_T_WEIGHTS] == 5700000000ULL && f.load_file_bytes == 5700000000ULL);
+}
+
+static void from_params(void **st)
+{
+	(void)st;
+	struct sp_model_shape m;
+	sp_model_from_params(70e9, &m);
+	assert_int_equal(m.hidden, 8192);
+	assert_in_range(m.n_layers, 78, 81); /* Llama 3 70B: 80 */
+	assert_true(m.params == 70e9);
+	assert_true(m.source == SP_SRC_PARAMS);
+	sp_model_from_params(8e9, &m);
+	assert_int_equal(m.hidden, 4096);
+	assert_int_equal(m.n_layers, 32);
+	sp_model_from_params(1.2e9, &m);
+	assert_int_equal(m.hidden, 2048);
+	assert_true(m.tied_embeddings);
+	assert_true(m.n_layers >= 1);
+	sp_model_from_params(1e6, &m); /* tiny: still a usable shape */
+	assert_true(m.n_layers >= 1 && m.hidden > 0 && m.linear_params > 0 && m.linear_params < m.params);
+	sp_model_from_params(-1, &m);
+	assert_true(m.params == 0);
+	/* the estimate lands close to the real 8B and 70B footprints */
+	struct sp_model_shape real = LLAMA31_8B;
+	struct sp_footprint fe, fr;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	sp_model_from_params(8.03e9, &m);
+	sp_footprint_compute(&m, &o, &fe);
+	sp_footprint_compute(&real, &o, &fr);
+	assert_within((double)fe.peak_bytes, (double)fr.peak_bytes, 0.05);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(param_counts),    cmocka_unit_test(lora_counts),   cmocka_unit_test(targets_parse),
+		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
+		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
