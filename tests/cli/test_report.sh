@@ -231,6 +231,20 @@ cmp -s "$TMP/example.svg" "$top/docs/img/report-example.svg"
 _report $? "docs/img/report-example.svg is up to date (make docs-img)"
 svg_checks "$TMP/example.svg" "README example"
 
+# --- end to end: a log written by `run` reads back as the same summary ------------------------------
+if $S run --help >/dev/null 2>&1; then
+	run env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$FIX/../fake-nvml/scenarios/gb10.scn" \
+		$S run --interval 1 --log "$TMP/e2e.csv" $(sysroot gb10-loaded) -- \
+		sh -c 'for i in 1 2 3; do echo " 30%|###   | 30/100 [00:10<00:20,  3.0${i}it/s]"; sleep 1; done'
+	sed -n '/^summary:/,$p' "$ERR" >"$TMP/run-summary"
+	run $S report "$TMP/e2e.csv" --svg "$TMP/e2e.svg"
+	expect_rc 0 "report reads what run wrote"
+	cmp -s "$OUT" "$TMP/run-summary"
+	_report $? "report prints the summary run printed"
+	xmllint --noout "$TMP/e2e.svg" 2>/dev/null && [ "$(xp "$TMP/e2e.svg" "count($R[@data-reason='sw_thermal_slowdown'])")" = 1 ]
+	_report $? "run's log charts with its thermal throttle shaded"
+fi
+
 # --- long runs: the chart stays small -------------------------------------------------------------------
 python3 "$MK" long "$TMP/day.csv" 24 30
 run $S report "$TMP/day.csv" --svg "$TMP/day.svg" --json
