@@ -64,6 +64,12 @@ echo "typed" | $NONV $S run --log lin.csv -- cat >inout 2>/dev/null
 grep -qx typed inout
 _report $? "stdin is the job's"
 
+# the job inherits none of sparkops' own descriptors (log, signalfd, pipes, guard, endpoint)
+sh -c 'ls /proc/$$/fd' </dev/null >fd_plain 2>/dev/null
+$NONV $S run --log lfd.csv --guard-min-free 1K --metrics-listen 127.0.0.1:0 -- sh -c 'ls /proc/$$/fd' </dev/null >fd_run 2>/dev/null
+cmp -s fd_plain fd_run
+_report $? "the job's descriptors are the same as without sparkops"
+
 # --- the log ----------------------------------------------------------------------------------
 run $NONV $S run --interval 0.1 --log lg.csv $IDLE -- $PC sleep 0.5
 expect_rc 0 "a short job with 0.1 s samples"
