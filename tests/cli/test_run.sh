@@ -61,7 +61,7 @@ _report $? "binary stderr passes through byte for byte (the summary follows it)"
 [ ! -s bout2 ]
 _report $? "nothing of the job's stderr lands on stdout"
 $NONV $S run --log lyes.csv -- yes 2>yerr | head -3 >yout
-[ "$(wc -l <yout)" = 3 ] && grep -q 'ended +by signal (signal 13' yerr
+[ "$(wc -l <yout)" = 3 ] && grep -Eq 'ended +by signal \(signal 13' yerr
 _report $? "a closed reader ends the job as it would without sparkops (SIGPIPE)"
 echo "typed" | $NONV $S run --log lin.csv -- cat >inout 2>/dev/null
 grep -qx typed inout
