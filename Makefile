@@ -15,7 +15,8 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 endif
 
 PKGS_CFLAGS := $(shell pkg-config --cflags jansson libmicrohttpd 2>/dev/null)
-PKGS_LIBS   := $(shell pkg-config --libs jansson libmicrohttpd 2>/dev/null || echo -ljansson -lmicrohttpd)
+# libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build)
+PKGS_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wundef -Wpointer-arith -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wcast-qual -Wnull-dereference
@@ -41,9 +42,9 @@ UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3
 
-.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz
+.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
 
 MAN      := $(BUILD)/sparkops.1
 
@@ -104,6 +105,7 @@ run: deps
 check: deps-check
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory check-extra
 
 HELPERS  := $(BUILD)/progress_child
 
@@ -130,5 +132,102 @@ uninstall:
 bench: all
 	@bench/run.sh $(BUILD)
 
+# the README's example chart (docs/img/report-example.svg), drawn from a fixture log
+docs-img: all
+	scripts/docs-img.sh $(BUILD)
+
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan
+
+# ==== robust (issue 8): fuzzing, lint, valgrind ===============================
+# Kept together at the end so merges stay easy. `make fuzz` runs every
+# fuzz/fuzz_*.c harness for FUZZ_TIME seconds (default 180); `make check`
+# runs each for a few seconds, replays fuzz/regressions/, runs the linters
+# and valgrind, and builds everything with -Werror.
+FUZZ_TIME  ?= 180
+FUZZ_CC    ?= clang
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -Ifuzz $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"'
+FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
+FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o)
+
+.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan
+
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build-fuzz/libsparkops.a: $(FUZZ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+build-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h build-fuzz/libsparkops.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< build-fuzz/libsparkops.a $(LDLIBS)
+
+-include $(FUZZ_OBJS:.o=.d)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@scripts/fuzz-run.sh $(FUZZ_TIME) $(FUZZ_BINS)
+
+fuzz-check: fuzz-build
+	@scripts/fuzz-run.sh 3 $(FUZZ_BINS)
+
+# -Werror on every translation unit, whatever flags the objects were built
+# with (the default `make` stays friendly; `make check` is strict). Stamps
+# depend on the object, so a header change re-checks what includes it.
+WERROR_OK := $(SRCS:%.c=$(BUILD)/werror/%.ok) $(BUILD)/werror/src/main.ok \
+             $(UNIT_SRCS:%.c=$(BUILD)/werror/%.ok)
+$(BUILD)/werror/src/%.ok: src/%.c $(BUILD)/obj/src/%.o
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS) -Werror -c $< -o /dev/null && touch $@
+$(BUILD)/werror/tests/unit/%.ok: tests/unit/%.c $(BUILD)/tests/%
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS) -Itests/unit -Werror -c $< -o /dev/null && touch $@
+werror: $(WERROR_OK)
+	@echo "werror: $(words $(WERROR_OK)) files compile without a warning"
+
+# clang-tidy (.clang-tidy) and cppcheck (scripts/cppcheck.supp): zero findings
+# on src/. clang-tidy is slow, so each file keeps a stamp that depends on its
+# object (rebuilt when the file or a header it includes changes).
+TIDY_FLAGS := -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"'
+TIDY_OK    := $(SRCS:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/src/main.tidy
+$(BUILD)/lint/%.tidy: %.c $(BUILD)/obj/%.o .clang-tidy
+	@mkdir -p $(dir $@)
+	@clang-tidy --quiet $< -- $(TIDY_FLAGS) >$@.log 2>&1 || { cat $@.log; exit 1; }
+	@touch $@
+clang-tidy: $(TIDY_OK)
+	@echo "clang-tidy: $(words $(TIDY_OK)) files, no findings"
+cppcheck:
+	@cppcheck --quiet --enable=warning,style,performance,portability --std=c11 -D_GNU_SOURCE -Isrc \
+	  --inline-suppr --suppressions-list=scripts/cppcheck.supp --error-exitcode=1 src
+	@echo "cppcheck: src/ clean"
+lint: all
+	@$(MAKE) --no-print-directory cppcheck
+	@$(MAKE) --no-print-directory clang-tidy
+
+# valgrind memcheck on the commands that exist (scripts/valgrind-check.sh)
+valgrind: all
+	@scripts/valgrind-check.sh $(BUILD)
+
+# ThreadSanitizer on the GPU thread and its callers (tests/unit/test_gpuwatch.c)
+build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"' \
+	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) -lcmocka $(LDLIBS)
+tsan: build-tsan/test_gpuwatch $(BUILD)/libfake-nvml.so
+	@out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 $< 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'unexpected memory mapping'; then \
+	  echo "tsan: skipped (this kernel's address layout is not supported by ThreadSanitizer)"; \
+	elif [ $$rc -ne 0 ]; then echo "$$out"; exit 1; \
+	else echo "tsan: test_gpuwatch clean"; fi
+
+# what `make check` adds to the unit and CLI suites
+check-extra: all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory werror
+	@$(MAKE) --no-print-directory tsan
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory fuzz-check

@@ -263,16 +263,21 @@ double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned t)
 		per += r * (h + kvd);
 	if (t & SP_LT_O)
 		per += r * (qd + h);
-	double mlp = 0;
 	bool gated = sp_shape_gated(m);
-	if ((t & SP_LT_GATE) && gated)
-		mlp += r * (h + I);
-	if (t & SP_LT_UP)
-		mlp += r * (h + I);
-	if (t & SP_LT_DOWN)
-		mlp += r * (I + h);
-	per += mlp * (m->n_experts > 0 ? m->n_experts : 1);
-	return per * m->n_layers;
+	/* one MLP of width w: the targeted matrices */
+#define MLP_LORA(w) (((t & SP_LT_GATE) && gated ? r * (h + (w)) : 0) + ((t & SP_LT_UP) ? r * (h + (w)) : 0) + \
+		     ((t & SP_LT_DOWN) ? r * ((w) + h) : 0))
+	double L = m->n_layers;
+	double moe_layers = m->n_experts > 0 ? (m->n_moe_layers > 0 ? m->n_moe_layers : L) : 0;
+	double dense_w = m->intermediate > 0 ? m->intermediate : 4.0 * m->hidden;
+	double total = per * L + (L - moe_layers) * MLP_LORA(dense_w);
+	if (moe_layers > 0 && strcasecmp(m->arch, "gpt_oss") != 0) {
+		total += moe_layers * m->n_experts * MLP_LORA(I);
+		if (m->shared_intermediate > 0)
+			total += moe_layers * MLP_LORA((double)m->shared_intermediate);
+	}
+#undef MLP_LORA
+	return total;
 }
 
 /* ---- the terms ------------------------------------------------------------------- */
@@ -292,6 +297,18 @@ double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned t)
 #define ALLOC_SLACK 0.05
 /* HF's default safetensors shard size (max_shard_size="5GB") */
 #define SHARD_BYTES 5e9
+
+/* bytes per param of a pre-quantized checkpoint, scales included:
+ * MXFP4 an 8-bit scale per 32, NVFP4 an FP8 scale per 16, GPTQ/AWQ an fp16
+ * scale and zero per 128; 8-bit formats a scale per 128 */
+static double prequant_bytes(const struct sp_model_shape *m)
+{
+	if (m->quant_bits >= 8)
+		return m->quant_bits / 8.0 + 1.0 / 128;
+	if (strstr(m->quant_method, "nvfp4") || strstr(m->quant_method, "modelopt"))
+		return m->quant_bits / 8.0 + 1.0 / 16;
+	return m->quant_bits / 8.0 + 1.0 / 32;
+}
 
 static double cdt_bytes(enum sp_cdtype d)
 {
@@ -316,14 +333,21 @@ static double quant_bytes(enum sp_quant q, double unq)
 static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opts *o, bool gated)
 {
 	double T = (double)o->batch * o->seq, h = m->hidden, I = mlp_width(m);
-	double k = m->n_experts > 0 ? (m->experts_per_tok > 0 ? m->experts_per_tok : 2) : 1;
 	double per_tok = 12 * h + 4 * kv_dim(m);
-	if (gated)
-		per_tok += 8 * I * k;
-	else
-		per_tok += 4 * I * k + 2 * h; /* + the two dropout masks */
-	if (m->n_experts > 0)
-		per_tok += 4 * h * k + 4.0 * m->n_experts; /* token permutation, router logits */
+	double c = gated ? 8 : 4; /* gate, up, act, product | fc1 out, act out */
+	if (m->n_experts > 0) {
+		double k = m->experts_per_tok > 0 ? m->experts_per_tok : 2;
+		/* the average layer: MoE layers run k experts (+ a shared one), dense ones the full MLP */
+		double L = m->n_layers > 0 ? m->n_layers : 1;
+		double f = m->n_moe_layers > 0 ? m->n_moe_layers / L : 1;
+		double moe = c * I * k + c * m->shared_intermediate + 4 * h * k + 4.0 * m->n_experts;
+		double dense = c * (m->intermediate > 0 ? m->intermediate : 4.0 * h);
+		per_tok += f * moe + (1 - f) * dense; /* + token permutation and router logits */
+	} else {
+		per_tok += c * I;
+	}
+	if (!gated)
+		per_tok += 2 * h; /* the two dropout masks */
 	double b = T * per_tok;
 	if (o->attn == SP_ATTN_EAGER)
 		b += 5.0 * m->n_heads * (double)o->seq * T;
@@ -376,6 +400,13 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	if (m->prequantized && m->have_tensors && m->weight_bytes > 0 && o->method != SP_METHOD_FULL) {
 		t[SP_T_WEIGHTS] = (double)m->weight_bytes;
 		f->quantized_params = lin;
+	} else if (m->prequantized && m->quant_bits > 0 && o->method != SP_METHOD_FULL) {
+		/* a pre-quantized checkpoint known from its config only (catalog,
+		 * --config): MXFP4 (gpt-oss) covers the experts, the rest the linears */
+		bool mx = strstr(m->quant_method, "mxfp4") != NULL;
+		double qp = mx && m->expert_params > 0 ? m->expert_params : lin;
+		t[SP_T_WEIGHTS] = qp * prequant_bytes(m) + (P - qp) * db;
+		f->quantized_params = qp;
 	} else if (q != SP_QUANT_NONE) {
 		t[SP_T_WEIGHTS] = lin * quant_bytes(q, db) + unq * db;
 		f->quantized_params = lin;
@@ -488,17 +519,23 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	}
 	f->peak_bytes = o->uma ? f->device_bytes + f->host_bytes : f->device_bytes;
 
-	/* the load: safetensors are mmapped and copied; on UMA the mapped pages
-	 * and the copy share the pool. A 4-bit base quantized on load from
-	 * 16-bit shards streams them one shard at a time. */
-	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes : P * 2;
+	/* the load: a checkpoint is mmapped and copied. While a shard is being
+	 * copied its mapped pages and the copy of everything before it occupy
+	 * the pool; pages of shards already read stay behind as clean page
+	 * cache, which the kernel reclaims under pressure (load_cache_bytes
+	 * reports them). A GGUF (llama.cpp) or a checkpoint under 5 GB is
+	 * mapped whole. A 4-bit base quantized on load from 16-bit shards adds
+	 * one layer's 16-bit weights. */
+	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes
+		      : m->prequantized && m->quant_bits > 0 ? t[SP_T_WEIGHTS] : P * 2;
 	f->load_file_bytes = u64(file);
 	double dev_load = t[SP_T_WEIGHTS] + t[SP_T_KBIT_UPCAST] + t[SP_T_CUDA_CONTEXT];
-	double mapped = file;
-	if (f->quantized_params > 0 && !m->prequantized) {
-		double shard = m->files_read > 1 ? file / m->files_read : (file < SHARD_BYTES ? file : SHARD_BYTES);
+	/* HF writes shards of at most 5 GB (max_shard_size) */
+	double shard = m->source == SP_SRC_GGUF || file <= SHARD_BYTES ? file : file / ceil(file / SHARD_BYTES);
+	double mapped = shard;
+	if (f->quantized_params > 0 && !m->prequantized)
 		mapped = shard + layer16;
-	}
+	f->load_mapped_bytes = u64(mapped);
 	double host_load = mapped + t[SP_T_HOST_PROCESS];
 	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load);
 	snprintf(f->note, sizeof f->note, "%s%s", arch ? "" : "no architecture: activations from a Llama-like 4096-wide, 32-layer guess",

@@ -91,7 +91,8 @@ struct sp_footprint {
 	uint64_t host_bytes;      /* sum of host-side terms */
 	uint64_t peak_bytes;      /* UMA: device + host; discrete: device */
 	uint64_t load_peak_bytes; /* the load-time peak, same convention */
-	uint64_t load_file_bytes; /* bytes of weight files mapped while loading */
+	uint64_t load_file_bytes; /* bytes of weight files a load reads (left behind as page cache) */
+	uint64_t load_mapped_bytes; /* of them, mapped at the worst moment (one shard, or the whole file) */
 	double act_layer_bytes;   /* one layer's saved activations (no recompute) */
 	double layer_weight_bytes;/* one layer's 16-bit weights (the dequant buffer) */
 	bool gated_mlp;

@@ -34,8 +34,11 @@ int sp_print_help(const char *text);
 	"  -h, --help           this help\n"
 
 int cmd_status(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_ladder(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 #endif

@@ -32,6 +32,8 @@ static const char help[] =
 	"                       until SIGINT or SIGTERM\n"
 	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
 	"      --min-rss SIZE   also export unrecognised processes above SIZE (default 2GiB)\n"
+	"      --no-processes   skip the scan of /proc for servers and trainers (the costliest\n"
+	"                       reading on a busy machine; the process series are left out)\n"
 	SP_COMMON_HELP
 	"\n"
 	"exit: 0 ok (also after SIGINT/SIGTERM), 2 usage error, 5 the output could not be written\n";
@@ -48,12 +50,9 @@ static size_t collect(struct sp_sample *s, const struct sp_read_opts *ro, char *
 {
 	double t0 = mono();
 	sp_sample_read(s, ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0 };
+	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0, !(ro->what & SP_READ_PROCS) };
 	for (;;) {
-		struct sp_prom w;
-		sp_prom_init(&w, *buf, *cap);
-		sp_prom_write_sample(&w, s, &info);
-		size_t n = sp_prom_end(&w);
+		size_t n = sp_prom_render(*buf, *cap, s, &info, NULL);
 		if (n < *cap)
 			return n;
 		char *nb = realloc(*buf, n + 4096);
@@ -71,6 +70,7 @@ int cmd_metrics(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "reserve", required_argument, NULL, 'r' },
 		{ "min-rss", required_argument, NULL, 'm' },
+		{ "no-processes", no_argument, NULL, 'P' },
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,6 +98,9 @@ int cmd_metrics(int argc, char **argv)
 		case 'm':
 			if (sp_parse_size(optarg, &ro.proc_min_rss) < 0)
 				sp_usage_error("metrics", "--min-rss: '%s' is not a size", optarg);
+			break;
+		case 'P':
+			ro.what &= ~(unsigned)SP_READ_PROCS;
 			break;
 		case 'h':
 			return sp_print_help(help);

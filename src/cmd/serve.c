@@ -32,6 +32,8 @@ static const char help[] =
 	"      --timeout DURATION  close idle or slow connections after this (default 10s)\n"
 	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
 	"      --min-rss SIZE   also export unrecognised processes above SIZE (default 2GiB)\n"
+	"      --no-processes   skip the scan of /proc for servers and trainers (the costliest\n"
+	"                       reading on a busy machine; the process series are left out)\n"
 	SP_COMMON_HELP
 	"\n"
 	"exit: 0 after SIGINT/SIGTERM, 2 usage error or the address cannot be used\n"
@@ -55,11 +57,8 @@ static size_t fill(char *buf, size_t cap, void *ctx)
 	struct collector *col = ctx;
 	double t0 = mono();
 	sp_sample_read(&col->s, &col->ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0 };
-	struct sp_prom w;
-	sp_prom_init(&w, buf, cap);
-	sp_prom_write_sample(&w, &col->s, &info);
-	return sp_prom_end(&w);
+	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0, !(col->ro.what & SP_READ_PROCS) };
+	return sp_prom_render(buf, cap, &col->s, &info, NULL);
 }
 
 static unsigned parse_count(const char *opt, const char *v, unsigned lo, unsigned hi)
@@ -80,6 +79,7 @@ int cmd_serve(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "reserve", required_argument, NULL, 'r' },
 		{ "min-rss", required_argument, NULL, 'm' },
+		{ "no-processes", no_argument, NULL, 'P' },
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -129,6 +129,9 @@ int cmd_serve(int argc, char **argv)
 			if (sp_parse_size(optarg, &col->ro.proc_min_rss) < 0)
 				sp_usage_error("serve", "--min-rss: '%s' is not a size", optarg);
 			break;
+		case 'P':
+			col->ro.what &= ~(unsigned)SP_READ_PROCS;
+			break;
 		case 'h':
 			free(col);
 			return sp_print_help(help);
@@ -151,10 +154,15 @@ int cmd_serve(int argc, char **argv)
 	if (!srv) {
 		free(col);
 		if (err == -EACCES || err == -EPERM) {
-			sp_error("'%s': cannot listen: %s (ports under 1024 need privileges)", so.listen, strerror(-err));
+			sp_error("'%s': cannot listen: %s (ports under 1024 need privileges)", so.listen,
+				 sp_serve_strerror(err));
 			return SP_EXIT_NOPERM;
 		}
-		sp_error("'%s': cannot listen: %s", so.listen, strerror(-err));
+		if (err == -ELIBACC || err == -ELIBBAD) {
+			sp_error("cannot serve: %s", sp_serve_strerror(err));
+			return SP_EXIT_TROUBLE;
+		}
+		sp_error("'%s': cannot listen: %s", so.listen, sp_serve_strerror(err));
 		return SP_EXIT_USAGE;
 	}
 	sp_note("serving http://%s/metrics", sp_serve_address(srv));

@@ -74,9 +74,21 @@ void sp_oomlog_init(struct sp_oomlog *p)
 
 /* ---- small matching helpers over the bounded line ---------------------------- */
 
+/* The bytes present in the line being classified: a needle with a byte the
+ * line lacks cannot match, which spares most memmem calls on progress-bar
+ * lines. Set by classify() for the duration of one line (NULL: no filter). */
+static _Thread_local const uint64_t *line_bytes;
+
 static const char *has(const char *s, size_t n, const char *needle)
 {
-	return memmem(s, n, needle, strlen(needle));
+	size_t m = strlen(needle);
+	if (line_bytes)
+		for (size_t i = 0; i < m; i++) {
+			unsigned char c = (unsigned char)needle[i];
+			if (!(line_bytes[c >> 6] >> (c & 63) & 1))
+				return NULL;
+		}
+	return memmem(s, n, needle, m);
 }
 
 static const char *has_ci(const char *s, size_t n, const char *needle)
@@ -84,8 +96,9 @@ static const char *has_ci(const char *s, size_t n, const char *needle)
 	size_t m = strlen(needle);
 	if (m == 0 || m > n)
 		return NULL;
+	const int first = tolower((unsigned char)needle[0]);
 	for (size_t i = 0; i + m <= n; i++)
-		if (strncasecmp(s + i, needle, m) == 0)
+		if (tolower((unsigned char)s[i]) == first && strncasecmp(s + i, needle, m) == 0)
 			return s + i;
 	return NULL;
 }
@@ -414,7 +427,21 @@ static bool is_sigkill(const char *s, size_t n)
 	return false;
 }
 
+static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
+
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
+{
+	uint64_t set[4] = { 0, 0, 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		set[c >> 6] |= 1ULL << (c & 63);
+	}
+	line_bytes = set;
+	classify_line(p, s, n);
+	line_bytes = NULL;
+}
+
+static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 {
 	/* drop a "[rank0]:" / "[default0]:" / "[ 1234.5678]" prefix */
 	if (n > 2 && s[0] == '[') {

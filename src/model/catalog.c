@@ -105,6 +105,12 @@ int sp_catalog_parse(const char *buf, size_t len, const char *label, const char 
 			snprintf(c->arch, sizeof c->arch, "%s", s.arch);
 			c->params = s.params;
 			c->params_active = s.params_active;
+			json_t *pp = json_object_get(e, "published_params");
+			if (json_is_number(pp))
+				c->published_params = json_number_value(pp);
+			pp = json_object_get(e, "published_params_active");
+			if (json_is_number(pp))
+				c->published_params_active = json_number_value(pp);
 			json_t *al = json_object_get(e, "aliases");
 			size_t k;
 			json_t *a;

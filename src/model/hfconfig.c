@@ -60,7 +60,10 @@ json_t *sp_model_json(const char *buf, size_t len, const char *label, char *err,
 	json_error_t je;
 	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!j) {
-		if (strstr(je.text, "duplicate"))
+		if (strstr(je.text, "too big"))
+			sp_model_err(err, errlen, label, "a number too large for 64 bits (line %d, column %d)", je.line,
+				     je.column);
+		else if (strstr(je.text, "duplicate"))
 			sp_model_err(err, errlen, label, "duplicate key in JSON (line %d): %s", je.line, je.text);
 		else
 			sp_model_err(err, errlen, label, "not valid JSON (line %d, column %d): %s", je.line,
@@ -121,6 +124,8 @@ enum {
 	F_SINKS = 1 << 8,       /* one attention sink per head (gpt-oss) */
 	F_ROUTER_BIAS = 1 << 9, /* bias on the MoE router (gpt-oss) */
 	F_SHARED_GATE = 1 << 10, /* the shared expert has a 1-wide gate (Qwen2 MoE) */
+	F_NORM1 = 1 << 11,      /* one norm per layer: parallel attention and MLP (Phi-2) */
+	F_HEAD_BIAS = 1 << 12,  /* a bias on lm_head (Phi-2) */
 };
 
 /* tie: the architecture class's default when config.json has no
@@ -147,8 +152,13 @@ static const struct family families[] = {
 	{ "granite", F_GATED, 1 },
 	{ "olmo2", F_GATED | F_QK_NORM, 0 },
 	{ "gpt_oss", F_GATED | F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_SINKS | F_ROUTER_BIAS, 0 },
+	{ "gpt_neox", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
+	{ "phi", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_NORM1 | F_HEAD_BIAS, 0 },
 	{ "gpt2", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS, 1 },
 	{ "gpt_bigcode", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS, 1 },
+	/* plain two-matrix MLPs with biases and LayerNorm (rotary positions) */
+	{ "phi", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
+	{ "gpt_neox", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -170,24 +180,33 @@ static const struct family *family_of(const char *type)
 struct arch_default {
 	const char *type, *key;
 	long long v;
+	bool nested_only; /* only inside text_config, where configs rely on the class defaults */
 };
 static const struct arch_default arch_defaults[] = {
-	{ "gemma3_text", "vocab_size", 262208 },
-	{ "gemma3_text", "num_attention_heads", 8 },
-	{ "gemma3_text", "num_key_value_heads", 4 },
-	{ "gemma3_text", "head_dim", 256 },
-	{ "gemma3_text", "max_position_embeddings", 131072 },
-	{ "gemma2", "head_dim", 256 },
-	{ "gemma", "head_dim", 256 },
-	{ "gpt2", "n_positions", 1024 },
-	{ "gpt2", "vocab_size", 50257 },
-	{ NULL, NULL, 0 },
+	{ "gemma3_text", "vocab_size", 262208, false },
+	{ "gemma3_text", "num_attention_heads", 8, false },
+	{ "gemma3_text", "num_key_value_heads", 4, false },
+	{ "gemma3_text", "head_dim", 256, false },
+	{ "gemma3_text", "max_position_embeddings", 131072, false },
+	{ "gemma2", "head_dim", 256, false },
+	{ "gemma", "head_dim", 256, false },
+	{ "gpt2", "n_positions", 1024, false },
+	{ "gpt2", "vocab_size", 50257, false },
+	/* LLaVA-1.5's text_config names little more than its model_type:
+	 * LlamaConfig's defaults (Llama-2-7B's numbers) fill the rest */
+	{ "llama", "hidden_size", 4096, true },
+	{ "llama", "intermediate_size", 11008, true },
+	{ "llama", "num_hidden_layers", 32, true },
+	{ "llama", "num_attention_heads", 32, true },
+	{ "llama", "vocab_size", 32000, true },
+	{ "llama", "max_position_embeddings", 2048, true },
+	{ NULL, NULL, 0, false },
 };
 
-static int arch_default(const char *type, const char *key, long long *v)
+static int arch_default(const char *type, const char *key, bool nested, long long *v)
 {
 	for (const struct arch_default *d = arch_defaults; d->type; d++)
-		if (strcmp(d->type, type) == 0 && strcmp(d->key, key) == 0) {
+		if (strcmp(d->type, type) == 0 && strcmp(d->key, key) == 0 && (nested || !d->nested_only)) {
 			*v = d->v;
 			return 1;
 		}
@@ -229,7 +248,7 @@ static int get_int(struct reader *r, const char *const *names, long long *out)
 	}
 	long long dv;
 	for (const char *const *n = names; *n; n++)
-		if (arch_default(r->type, *n, &dv)) {
+		if (arch_default(r->type, *n, r->obj != r->outer, &dv)) {
 			*out = dv;
 			return 1;
 		}
@@ -344,7 +363,7 @@ static double vision_params(json_t *vc, double text_hidden, const char *type)
 static void estimate(struct sp_model_shape *m, unsigned fl, const int *dense_only, int n_dense_only,
 		     int sparse_step)
 {
-	double h = m->hidden, L = m->n_layers;
+	double h = m->hidden;
 	double qo = (double)m->n_heads * m->head_dim, kvo = (double)m->n_kv_heads * m->head_dim;
 	double linear = 0, attn_lin = h * qo + 2 * h * kvo + qo * h;
 	double attn = attn_lin;
@@ -357,7 +376,7 @@ static void estimate(struct sp_model_shape *m, unsigned fl, const int *dense_onl
 	if (fl & F_SINKS)
 		attn += m->n_heads;
 	double norm = (fl & F_LN_BIAS) ? 2 * h : h;
-	double norms = ((fl & F_NORM4) ? 4 : 2) * norm;
+	double norms = ((fl & F_NORM4) ? 4 : (fl & F_NORM1) ? 1 : 2) * norm;
 
 	double total = 0, active = 0, experts = 0;
 	int moe_layers = 0;
@@ -387,12 +406,13 @@ static void estimate(struct sp_model_shape *m, unsigned fl, const int *dense_onl
 		active += layer_active;
 		linear += lin;
 	}
-	(void)L;
 	double embed = (double)m->vocab * h;
 	if (!m->tied_embeddings)
 		embed += (double)m->vocab * h;
 	if (fl & F_LEARNED_POS)
 		embed += (double)m->max_seq * h;
+	if ((fl & F_HEAD_BIAS) && !m->tied_embeddings)
+		embed += m->vocab;
 	total += embed + norm;
 	active += embed + norm;
 	m->embed_params = embed;

@@ -177,6 +177,58 @@ static int list_shards(const char *dir, struct sp_st_index *ix, char *err, size_
 	return 0;
 }
 
+/* dir/name into path; -1 when it does not fit */
+static int join(char *path, size_t n, const char *dir, const char *name, char *err, size_t errlen)
+{
+	int w = snprintf(path, n, "%s/%s", dir, name);
+	if (w < 0 || (size_t)w >= n)
+		return sp_model_err(err, errlen, dir, "path too long");
+	return 0;
+}
+
+/* A folder without config.json may hold one GGUF model (a llama.cpp
+ * download): one file, or the parts of one split model. */
+static int gguf_folder(const char *dir, struct sp_model_shape *m, char *err, size_t errlen)
+{
+	struct sp_dir d;
+	int e = sp_dir_open(&d, dir);
+	if (e)
+		return sp_model_err(err, errlen, dir, "%s", strerror(-e));
+	char first[256] = "", stems[16][256];
+	int models = 0;
+	const char *name;
+	while ((name = sp_dir_next(&d)) != NULL) {
+		size_t n = strlen(name);
+		if (n < 6 || n >= sizeof first || strcmp(name + n - 5, ".gguf") != 0 || name[0] == '.')
+			continue;
+		/* the parts of a split model count once: compare up to "-NNNNN-of-NNNNN.gguf" */
+		size_t sl = n - 5;
+		const size_t tail = sizeof "-00001-of-00003" - 1;
+		if (sl > tail && strncmp(name + sl - tail + 6, "-of-", 4) == 0)
+			sl -= tail;
+		int seen = 0;
+		for (int i = 0; i < models && i < 16; i++)
+			if (strlen(stems[i]) == sl && strncmp(stems[i], name, sl) == 0)
+				seen = 1;
+		if (!seen) {
+			if (models < 16)
+				snprintf(stems[models], sizeof stems[0], "%.*s", (int)sl, name);
+			models++;
+		}
+		if (!first[0] || strcmp(name, first) < 0)
+			snprintf(first, sizeof first, "%s", name);
+	}
+	sp_dir_close(&d);
+	if (models == 0)
+		return sp_model_err(err, errlen, dir, "no config.json in the folder");
+	if (models > 1)
+		return sp_model_err(err, errlen, dir, "no config.json and %d .gguf models in the folder; name one", models);
+	char path[4096];
+	if (join(path, sizeof path, dir, first, err, errlen))
+		return -1;
+	return sp_model_load_gguf(path, m, err, errlen);
+}
+
 static void guess_quant(struct sp_model_shape *m, const struct sp_st_summary *s)
 {
 	bool q = s->packed_params > 0 || s->f8_params > 0 || s->int8_params > 0;
@@ -204,10 +256,12 @@ static void guess_quant(struct sp_model_shape *m, const struct sp_st_summary *s)
 int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, size_t errlen)
 {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/config.json", dir);
+	memset(m, 0, sizeof *m);
+	if (join(path, sizeof path, dir, "config.json", err, errlen))
+		return -1;
 	struct stat st;
 	if (stat(path, &st) != 0)
-		return sp_model_err(err, errlen, dir, "no config.json in the folder");
+		return gguf_folder(dir, m, err, errlen);
 	if (sp_model_load_config(path, m, err, errlen))
 		return -1;
 	m->source = SP_SRC_FOLDER;
@@ -215,7 +269,8 @@ int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, s
 	snprintf(m->name, sizeof m->name, "%s", sp_model_basename(dir));
 
 	struct sp_st_index ix;
-	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+	if (join(path, sizeof path, dir, "model.safetensors.index.json", err, errlen))
+		return -1;
 	if (stat(path, &st) == 0) {
 		char *buf;
 		size_t len;
@@ -235,8 +290,8 @@ int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, s
 	}
 	struct sp_st_summary s = { .qbits = (unsigned)m->quant_bits };
 	for (size_t i = 0; i < ix.n_files; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, ix.files[i]);
-		if (sp_safetensors_read(path, &s, &m->bytes_read, err, errlen)) {
+		if (join(path, sizeof path, dir, ix.files[i], err, errlen) ||
+		    sp_safetensors_read(path, &s, &m->bytes_read, err, errlen)) {
 			sp_st_index_free(&ix);
 			return -1;
 		}

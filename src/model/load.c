@@ -27,6 +27,8 @@ int sp_model_load(const char *spec, struct sp_model_shape *m, char *err, size_t 
 			return sp_model_load_gguf(spec, m, err, errlen);
 		if (ends_with(spec, ".json"))
 			return sp_model_load_config(spec, m, err, errlen);
+		if (ends_with(spec, ".safetensors"))
+			return sp_model_err(err, errlen, spec, "one shard alone; give the model folder (config.json and the shards)");
 		return sp_model_err(err, errlen, spec, "not a model folder, config.json or .gguf file");
 	}
 	int rc = sp_catalog_find(spec, m, err, errlen);

@@ -85,7 +85,8 @@ struct sp_catalog_entry {
 	char aliases[256];      /* comma-separated */
 	char hf_id[128];
 	char arch[64];
-	double params, params_active;
+	double params, params_active;                 /* computed from the config */
+	double published_params, published_params_active; /* the model card's, 0 when not given */
 };
 /* Every catalog model, for --list-models: a malloc'ed array (free() it). 0 or -1 with err. */
 int sp_catalog_list(struct sp_catalog_entry **out, size_t *n, char *err, size_t errlen);

@@ -165,12 +165,32 @@ static void head(struct sp_prom *w, const struct sp_prom_label *labels)
 	}
 }
 
+/* " 123\n" without printf: most values are integers (bytes, counts, 0/1) */
+static size_t fmt_u64(char *out, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out[0] = ' ';
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = tmp[n - 1 - i];
+	out[n + 1] = '\n';
+	return n + 2;
+}
+
 void sp_prom_sample(struct sp_prom *w, const struct sp_prom_label *labels, double v)
 {
 	if (!isfinite(v))
 		return; /* never a NaN standing in for "unknown" */
+	if (v >= 0 && v < 9.0e15 && v == floor(v)) {
+		sp_prom_sample_u64(w, labels, (uint64_t)v);
+		return;
+	}
 	char num[40];
-	/* integers print as integers; others with enough digits to round-trip a reading */
+	/* enough digits to round-trip a reading; integers above are exact */
 	if (v == floor(v) && fabs(v) < 9.0e15)
 		snprintf(num, sizeof num, " %.0f\n", v);
 	else
@@ -182,9 +202,9 @@ void sp_prom_sample(struct sp_prom *w, const struct sp_prom_label *labels, doubl
 void sp_prom_sample_u64(struct sp_prom *w, const struct sp_prom_label *labels, uint64_t v)
 {
 	char num[32];
-	snprintf(num, sizeof num, " %llu\n", (unsigned long long)v);
+	size_t n = fmt_u64(num, v);
 	head(w, labels);
-	puts_(w, num);
+	put(w, num, n);
 }
 
 size_t sp_prom_end(struct sp_prom *w)
@@ -238,6 +258,9 @@ static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struc
 	sp_prom_sample(w, LBL({ "source", "cgroup" }, { "status", s->cg.version ? "ok" : "missing" }),
 		       s->cg.version != 0);
 	sp_prom_sample(w, LBL({ "source", "nvml" }, { "status", sp_why_key(s->gpu_status) }), s->gpu_status == SP_OK);
+	if (!info || !info->procs_skipped)
+		sp_prom_sample(w, LBL({ "source", "processes" }, { "status", s->procs_seen > 0 ? "ok" : "missing" }),
+			       s->procs_seen > 0);
 }
 
 static void write_pool(struct sp_prom *w, const struct sp_sample *s)
@@ -410,29 +433,26 @@ static void write_sensors(struct sp_prom *w, const struct sp_sample *s)
 	sp_spark_derive(s, &k);
 	if (!k.present)
 		return;
-	static const struct {
+	const struct {
 		const char *name, *help;
-		size_t ok_off, val_off;
+		bool ok;
+		double v;
 	} sk[] = {
-		{ "sparkops_spark_system_power_watts", "GB10 system power (spbm sys_total)",
-		  offsetof(struct sp_spark, sys_power_ok), offsetof(struct sp_spark, sys_power_w) },
-		{ "sparkops_spark_soc_power_watts", "GB10 SoC package power (spbm soc_pkg)",
-		  offsetof(struct sp_spark, soc_power_ok), offsetof(struct sp_spark, soc_power_w) },
-		{ "sparkops_spark_gpu_power_watts", "GB10 GPU power (spbm gpu)",
-		  offsetof(struct sp_spark, gpu_power_ok), offsetof(struct sp_spark, gpu_power_w) },
+		{ "sparkops_spark_system_power_watts", "GB10 system power (spbm sys_total)", k.sys_power_ok, k.sys_power_w },
+		{ "sparkops_spark_soc_power_watts", "GB10 SoC package power (spbm soc_pkg)", k.soc_power_ok, k.soc_power_w },
+		{ "sparkops_spark_gpu_power_watts", "GB10 GPU power (spbm gpu)", k.gpu_power_ok, k.gpu_power_w },
 		{ "sparkops_spark_pl1_power_watts", "GB10 PL1 controller average: the sustained power limit's reading",
-		  offsetof(struct sp_spark, pl1_ok), offsetof(struct sp_spark, pl1_w) },
+		  k.pl1_ok, k.pl1_w },
 		{ "sparkops_spark_pl1_cap_watts", "GB10 PL1 cap (140 W stock; 20 W is the USB-PD safety mode)",
-		  offsetof(struct sp_spark, pl1_cap_ok), offsetof(struct sp_spark, pl1_cap_w) },
-		{ "sparkops_spark_die_temp_celsius", "GB10 die temperature: the hottest acpitz zone",
-		  offsetof(struct sp_spark, die_temp_ok), offsetof(struct sp_spark, die_temp_c) },
+		  k.pl1_cap_ok, k.pl1_cap_w },
+		{ "sparkops_spark_die_temp_celsius", "GB10 die temperature: the hottest acpitz zone", k.die_temp_ok,
+		  k.die_temp_c },
 	};
 	for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
-		bool ok = *(const bool *)((const char *)&k + sk[i].ok_off);
-		if (!ok)
+		if (!sk[i].ok)
 			continue;
 		sp_prom_family(w, sk[i].name, GAUGE, sk[i].help);
-		sp_prom_sample(w, NULL, *(const double *)((const char *)&k + sk[i].val_off));
+		sp_prom_sample(w, NULL, sk[i].v);
 	}
 	if (k.pl1_ok && k.pl1_cap_ok && k.pl1_cap_w > 0) {
 		sp_prom_family(w, "sparkops_spark_pl1_cap_used_ratio", GAUGE, "PL1 average over its cap");
@@ -657,4 +677,15 @@ void sp_prom_job_append(struct sp_prom *w, const struct sp_prom_job *job)
 	if (job->cause_ok)
 		for (int c = 0; c < SP_CAUSE_N; c++)
 			sp_prom_sample(w, LBL({ "cause", cause_names[c] }), job->cause == (enum sp_prom_cause)c);
+}
+
+size_t sp_prom_render(char *buf, size_t cap, const struct sp_sample *s, const struct sp_prom_info *info,
+		      const struct sp_prom_job *job)
+{
+	struct sp_prom w;
+	sp_prom_init(&w, buf, cap);
+	sp_prom_write_sample(&w, s, info);
+	if (job)
+		sp_prom_job_append(&w, job);
+	return sp_prom_end(&w);
 }

@@ -47,6 +47,7 @@ void sp_prom_sample_u64(struct sp_prom *w, const struct sp_prom_label *labels, u
 struct sp_prom_info {
 	const char *version;      /* sparkops_build_info{version} */
 	double read_seconds;      /* how long reading the sample took; < 0 leaves it out */
+	bool procs_skipped;       /* the process scan was turned off (--no-processes) */
 };
 
 /* The whole exposition of one sample (everything but the job families). */
@@ -84,6 +85,12 @@ struct sp_prom_job {
 };
 /* Append the job families (sparkops_job_*) to an exposition. */
 void sp_prom_job_append(struct sp_prom *w, const struct sp_prom_job *job);
+
+/* The whole exposition in one call: the sample, then the job families when
+ * job is not NULL. Returns the length needed (>= cap: grow and call again),
+ * which is the shape of sp_serve_fill_fn (out/serve_http.h). */
+size_t sp_prom_render(char *buf, size_t cap, const struct sp_sample *s, const struct sp_prom_info *info,
+		      const struct sp_prom_job *job);
 
 /* Finish: returns the length the whole text needs (>= cap: grow and redo). */
 size_t sp_prom_end(struct sp_prom *w);

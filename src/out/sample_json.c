@@ -49,10 +49,10 @@ json_t *sp_json_pool(const struct sp_sample *s)
 	put_mi(p, m, "total_bytes", SP_MI_TOTAL);
 	put_mi(p, m, "free_bytes", SP_MI_FREE);
 	put_mi(p, m, "available_bytes", SP_MI_AVAILABLE);
-	if (m->why == SP_OK && sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED))
-		json_object_set_new(p, "page_cache_bytes",
-				    json_integer((json_int_t)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED])));
-	else
+	if (m->why == SP_OK && sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED)) {
+		uint64_t cache = m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED];
+		json_object_set_new(p, "page_cache_bytes", json_integer((json_int_t)cache));
+	} else
 		json_object_set_new(p, "page_cache_bytes", json_null());
 	put_mi(p, m, "buffers_bytes", SP_MI_BUFFERS);
 	put_mi(p, m, "cached_bytes", SP_MI_CACHED);

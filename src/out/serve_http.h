@@ -40,8 +40,12 @@ int sp_serve_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *l
 struct sp_server;
 /* Bind, listen and serve from a background thread (which blocks every signal,
  * so SIGINT/SIGTERM reach the caller). NULL on failure with -errno in *err:
- * -EINVAL a bad address, -EADDRINUSE, -EACCES, -EADDRNOTAVAIL ... */
+ * -EINVAL a bad address, -EADDRINUSE, -EACCES, -EADDRNOTAVAIL ...;
+ * -ELIBACC when libmicrohttpd cannot be loaded. */
 struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn fill, void *ctx, int *err);
+/* Words for an error of sp_serve_start: strerror, or what is wrong with
+ * libmicrohttpd (it is loaded at run time, -ELIBACC / -ELIBBAD). */
+const char *sp_serve_strerror(int err);
 /* The address actually bound, "127.0.0.1:40123" or "[::1]:9851" */
 const char *sp_serve_address(const struct sp_server *srv);
 /* How many times the fill callback ran (renders, not scrapes) */

@@ -165,7 +165,7 @@ void sp_cgroup_read(struct sp_cgroup *cg)
 	char root[1024];
 	sp_sys_path(root, sizeof root, "%s", mnt);
 
-	uint64_t v;
+	uint64_t v = 0;
 	int r;
 	if (cg->version == 2) {
 		r = cg_u64(dir, "memory.current", &v, NULL);

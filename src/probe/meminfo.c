@@ -71,6 +71,9 @@ static void parse_line(const char *p, const char *end, struct sp_meminfo *m)
 	while (q < end && (*q == ' ' || *q == '\t'))
 		q++;
 	uint64_t mul = 1;
+	/* cppcheck's value flow thinks q == end here; the loop above stops at
+	 * the first non-blank, which may well leave "kB" */
+	// cppcheck-suppress knownConditionTrueFalse
 	if (end - q >= 2 && (q[0] == 'k' || q[0] == 'K') && (q[1] == 'B' || q[1] == 'b')) {
 		mul = 1024;
 		q += 2;

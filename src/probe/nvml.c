@@ -101,6 +101,7 @@ static int load(void)
 			N.libname = libname_buf;
 		}
 	}
+	CALLING(NULL);
 	if (!N.lib) {
 		const char *e = dlerror();
 		snprintf(N.detail, sizeof N.detail, "%s not found%s%s",

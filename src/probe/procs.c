@@ -110,10 +110,9 @@ bool sp_proc_classify(const char *comm, const char *argv, size_t argv_len, struc
 			size_t cl = wl < sizeof word - 1 ? wl : sizeof word - 1;
 			memcpy(word, w, cl);
 			word[cl] = 0;
-			if (k->argv_word && strcmp(base_name(word), k->argv_word) == 0)
-				hit = k;
-			else if (k->argv_sub && strstr(word, k->argv_sub) &&
-				 (word[0] != '-' || n > 0) && strncmp(word, "--", 2) != 0)
+			if ((k->argv_word && strcmp(base_name(word), k->argv_word) == 0) ||
+			    (k->argv_sub && strstr(word, k->argv_sub) && (word[0] != '-' || n > 0) &&
+			     strncmp(word, "--", 2) != 0))
 				hit = k;
 			w += wl + 1;
 		}
@@ -235,6 +234,8 @@ static void read_cmdline(int pid, struct sp_proc *p, char *argv, size_t argv_cap
 	if (sp_read_file(path, argv, argv_cap, argv_len) < 0)
 		*argv_len = 0;
 	size_t n = *argv_len < sizeof p->cmdline - 1 ? *argv_len : sizeof p->cmdline - 1;
+	/* cppcheck follows one caller's argv_cap of 2 and concludes n < 1 */
+	// cppcheck-suppress knownConditionTrueFalse
 	for (size_t i = 0; i < n; i++)
 		p->cmdline[i] = argv[i] ? (isprint((unsigned char)argv[i]) ? argv[i] : '?') : ' ';
 	while (n > 0 && p->cmdline[n - 1] == ' ')
@@ -282,9 +283,10 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 	const char *name;
 	int self = (int)getpid();
 	while ((name = sp_dir_next(&d))) {
-		if (!is_pid(name))
+		int64_t pid64;
+		if (!is_pid(name) || sp_parse_i64(name, &pid64) < 0 || pid64 > INT32_MAX)
 			continue;
-		int pid = atoi(name);
+		int pid = (int)pid64;
 		s->procs_seen++;
 		if (pid == self && !sp_paths_is_fixture())
 			continue;

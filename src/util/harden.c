@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "util/harden.h"
+#include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef MCL_ONFAULT
@@ -109,4 +111,27 @@ unsigned sp_harden_process(unsigned flags, char *warn, size_t warn_cap)
 	if ((flags & SP_HARDEN_OOM) && lower_own_oom_score() == 0)
 		done |= SP_HARDEN_OOM;
 	return done;
+}
+
+void sp_close_fds_from(int lowfd)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0)
+		return;
+#endif
+	/* an older kernel: list the open ones (the real /proc: this is about us,
+	 * not a machine being inspected) */
+	struct sp_dir d;
+	if (sp_dir_open(&d, "/proc/self/fd") < 0) {
+		for (int fd = lowfd; fd < 4096; fd++)
+			close(fd);
+		return;
+	}
+	const char *name;
+	while ((name = sp_dir_next(&d))) {
+		int64_t fd;
+		if (sp_parse_i64(name, &fd) == 0 && fd >= lowfd && fd != d.fd && fd <= INT32_MAX)
+			close((int)fd);
+	}
+	sp_dir_close(&d);
 }

@@ -29,4 +29,10 @@ enum {
  *    lowering the job's score is not ours to decide). Skipped when the /proc
  *    root points at a fixture tree. */
 unsigned sp_harden_process(unsigned flags, char *warn, size_t warn_cap);
+
+/* In a child between fork and exec: close every fd >= lowfd, so the job
+ * never inherits one we (or a library we loaded: libnvidia-ml opens
+ * /dev/nvidia* itself) left without O_CLOEXEC. close_range(2), else a scan
+ * of /proc/self/fd. Async-signal-safe (raw syscalls only). */
+void sp_close_fds_from(int lowfd);
 #endif

@@ -71,10 +71,12 @@ int sp_parse_size(const char *s, uint64_t *out)
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (suffix_is(suf, tab[i].sfx)) {
-			double b = v * tab[i].mul;
-			if (b >= 18446744073709551615.0)
+			/* round in double: llround() goes through long long, which
+			 * silently turned every size from 2^63 to 2^64 into 2^63 */
+			double b = round(v * tab[i].mul);
+			if (!(b < 18446744073709551616.0)) /* 2^64 */
 				return -1;
-			*out = (uint64_t)llround(b);
+			*out = (uint64_t)b;
 			return 0;
 		}
 	}

@@ -360,12 +360,48 @@ static int split(const char *line, size_t len, char *store, size_t cap, const ch
 	return nf;
 }
 
+/* The writer's own numbers ("123", "-4.25") with at most 15 significant
+ * digits: mantissa and power of ten are exact doubles, so one division gives
+ * the correctly rounded value, the same as strtod (Clinger's fast path) at a
+ * fraction of the cost. Anything else goes to strtod. */
+static bool fast_num(const char *s, double *out)
+{
+	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+	bool neg = *s == '-';
+	if (neg)
+		s++;
+	uint64_t m = 0;
+	int digits = 0, frac = 0;
+	bool dot = false;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++) {
+		if (*s == '.' && !dot) {
+			dot = true;
+			if (!isdigit((unsigned char)s[1]))
+				return false;
+			continue;
+		}
+		if (!isdigit((unsigned char)*s))
+			return false;
+		if (++digits > 15)
+			return false;
+		m = m * 10 + (uint64_t)(*s - '0');
+		frac += dot;
+	}
+	double v = (double)m / p10[frac];
+	*out = neg ? -v : v;
+	return true;
+}
+
 static int parse_num(const char *s, double *out)
 {
 	if (!*s) {
 		*out = NAN;
 		return 0;
 	}
+	if (fast_num(s, out))
+		return 0;
 	char *end;
 	errno = 0;
 	double d = strtod(s, &end);

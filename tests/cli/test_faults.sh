@@ -39,6 +39,16 @@ exited "nvmlInit hangs"
 expect_jq '.gpu_status == "timeout" and (.gpu_status_detail | test("nvmlInit"))' "nvmlInit hangs: timeout, named"
 expect_jq '.pool.total_bytes > 0' "nvmlInit hangs: the pool is read"
 
+# the library's constructor never returns: dlopen itself hangs, holding the
+# dynamic loader's lock
+run timeout 10 env FAKE_NVML_HANG_IN_DLOPEN=1 $(fake gb10) $S status $IDLE --json --gpu-timeout 300ms
+exited "dlopen hangs"
+expect_jq '.gpu_status == "timeout" and (.gpu_status_detail | test("dlopen"))' "dlopen hangs: timeout, named"
+expect_jq '.pool.total_bytes > 0 and .psi.memory.status == "ok"' "dlopen hangs: the pool and PSI are read"
+run timeout 10 env FAKE_NVML_HANG_IN_DLOPEN=1 $(fake gb10) $S status $IDLE --gpu-timeout 300ms
+exited "dlopen hangs, human output"
+expect_out '^verdict: ' "dlopen hangs: the human report is complete"
+
 # --- an answer that comes late -------------------------------------------------
 run timeout 10 $(fake slow) $S status $IDLE --json
 exited "slow driver"

@@ -81,6 +81,15 @@ expect_no_out '^sparkops_pool_total_bytes' "no meminfo: no pool series"
 run env SPARKOPS_NVML_LIB=/nonexistent $S metrics --reserve 1GiB $(sysroot gb10-loaded)
 expect_out '^sparkops_budget_reserve_bytes 1073741824$' "--reserve"
 
+run $G $S metrics $(sysroot gb10-loaded) --no-processes
+expect_rc 0 "--no-processes"
+expect_no_out '^sparkops_process' "--no-processes: no process series"
+expect_no_out 'source="processes"' "--no-processes: the skipped source is not called missing"
+promtool check metrics <"$OUT" >"$ERR" 2>&1
+_report $? "promtool check metrics: --no-processes"
+run $G $S metrics $(sysroot gb10-loaded)
+expect_out '^sparkops_source_ok\{source="processes",status="ok"\} 1$' "the process scan is a source"
+
 # --- usage ---------------------------------------------------------------------------
 run $S metrics --interval 5s
 expect_rc 2 "--interval without --textfile"
@@ -101,6 +110,32 @@ expect_rc 0 "--textfile"
 _report $? "--textfile writes DIR/sparkops.prom (and nothing to stdout)"
 [ "$(ls "$D")" = "sparkops.prom" ]
 _report $? "--textfile leaves no temporary file"
+# node_exporter's textfile collector takes the file as it is (when node_exporter is here)
+NE=$(command -v prometheus-node-exporter || command -v node_exporter)
+if [ -n "$NE" ]; then
+	up=""
+	for try in 1 2 3 4 5; do
+		port=$((20000 + ($$ * 13 + try * 7919 + $(date +%N | sed 's/^0*//;s/^$/0/')) % 40000))
+		"$NE" --web.listen-address=127.0.0.1:$port --collector.disable-defaults --collector.textfile \
+			--collector.textfile.directory="$D" >"$TMP/ne.log" 2>&1 &
+		nepid=$!
+		i=0
+		while [ $i -lt 50 ] && kill -0 $nepid 2>/dev/null; do
+			curl -s -o "$OUT" "http://127.0.0.1:$port/metrics" && { up=1; break; }
+			sleep 0.1
+			i=$((i + 1))
+		done
+		[ -n "$up" ] && break
+		kill $nepid 2>/dev/null
+		wait $nepid 2>/dev/null
+	done
+	expect_out '^sparkops_pool_total_bytes 1\.28526896128e\+11$|^sparkops_pool_total_bytes 128526896128$' "node_exporter's textfile collector serves sparkops.prom"
+	expect_out '^node_textfile_scrape_error 0$' "... without a textfile error"
+	kill $nepid 2>/dev/null
+	wait $nepid 2>/dev/null
+else
+	_report 0 "prometheus-node-exporter not installed: textfile collector check # skip"
+fi
 run $S metrics --textfile "$TMP/nonexistent/dir"
 expect_rc 5 "--textfile into a missing folder"
 expect_err "nonexistent/dir/sparkops.prom': cannot write" "the file is named"

@@ -21,6 +21,16 @@ expect_rc 2 "--timeout 0"
 run $S serve extra
 expect_rc 2 "unexpected argument"
 
+# libmicrohttpd is loaded at run time: missing, or not libmicrohttpd at all
+run env SPARKOPS_MHD_LIB=/nonexistent/libmicrohttpd.so.12 $S serve --listen 127.0.0.1:0
+expect_rc 1 "no libmicrohttpd: trouble, not a crash"
+expect_err "^sparkops: cannot serve: libmicrohttpd.so.12 cannot be loaded \(install the package libmicrohttpd12\)$" "no libmicrohttpd: said in one line"
+run env SPARKOPS_MHD_LIB=libjansson.so.4 $S serve --listen 127.0.0.1:0
+expect_rc 1 "a library without the MHD symbols"
+expect_err "libmicrohttpd is too old" "a wrong library: said"
+run env SPARKOPS_MHD_LIB=/nonexistent $S metrics $(sysroot no-gpu)
+expect_rc 0 "metrics never needs libmicrohttpd"
+
 # --- the answers ---------------------------------------------------------------------------
 start_serve --listen 127.0.0.1:0
 _report $? "serve starts on a free loopback port"
@@ -64,6 +74,16 @@ done
 code=$(curl -s -o /dev/null -w '%{http_code}' -X FROB "http://$ADDR/metrics")
 [ "$code" = 405 ] || [ "$code" = 501 ] || [ "$code" = 400 ]
 _report $? "an unknown method is refused ($code)"
+
+# keep-alive: Prometheus reuses its connection between scrapes
+curl -sv -o /dev/null -o /dev/null "http://$ADDR/metrics" "http://$ADDR/metrics" 2>"$ERR"
+grep -q 'Re-using existing connection' "$ERR"
+_report $? "the connection is kept alive between scrapes"
+for h in "Content-Length: 2" "Transfer-Encoding: chunked"; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -X GET -H "$h" --data-binary 'xx' "http://$ADDR/metrics")
+	[ "$code" = 400 ]
+	_report $? "a GET with a body ($h) is 400 ($code)"
+done
 
 # the cache: within --cache the same reading, every scrape sees fresh values after it
 ts() { curl -s "http://$ADDR/metrics" | sed -n 's/^sparkops_sample_timestamp_seconds //p'; }

@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
-# a sanitizer build keeps freed memory in quarantine: keep it small here so RSS means something
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:quarantine_size_mb=8"
+# a sanitizer build keeps freed memory in quarantine: keep it small (1 MiB) here so RSS means something
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:quarantine_size_mb=1"
 
 start_serve --listen 127.0.0.1:0 --max-connections 32 --per-ip 8 --timeout 1 --cache 0
 _report $? "serve starts with tight limits"

@@ -199,6 +199,16 @@ static int answer(const char *key, int gpu, double *val, double def, int def_ret
 	return r.ret;
 }
 
+/* FAKE_NVML_HANG_IN_DLOPEN=1: the library's constructor never returns, so
+ * dlopen itself hangs (holding the dynamic loader's lock). */
+__attribute__((constructor)) static void fake_ctor(void)
+{
+	const char *h = getenv("FAKE_NVML_HANG_IN_DLOPEN");
+	if (h && *h == '1')
+		for (;;)
+			pause();
+}
+
 static int ngpus(void)
 {
 	double v;

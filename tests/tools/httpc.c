@@ -4,6 +4,8 @@
  *
  *   httpc get ADDR PORT PATH N [SRC]     N sequential GETs on fresh connections;
  *                                        prints "ok=N fail=N p50_ms=X p99_ms=X"
+ *   httpc getk ADDR PORT PATH N          N GETs on one kept-alive HTTP/1.1 connection
+ *                                        (as Prometheus scrapes); same output
  *   httpc flood ADDR PORT N MODE HOLD_MS [SRC]
  *        opens N connections at once and holds them HOLD_MS at most; MODE:
  *        full     send a whole GET /metrics, count the answers
@@ -99,6 +101,112 @@ static int do_get(const char *addr, int port, const char *path, int n, const cha
 	}
 	qsort(lat, (size_t)n, sizeof *lat, cmp);
 	printf("ok=%d fail=%d p50_ms=%.3f p99_ms=%.3f\n", ok, fail, lat[n / 2], lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1]);
+	free(lat);
+	return fail ? 1 : 0;
+}
+
+/* Read exactly one HTTP/1.1 response (Content-Length or chunked) from fd,
+ * buffered in b (len/pos kept across responses). Returns the status or -1. */
+struct rbuf {
+	char b[1 << 16];
+	size_t len, pos;
+};
+
+static int fill_more(int fd, struct rbuf *r)
+{
+	if (r->pos > 0) {
+		memmove(r->b, r->b + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	if (r->len == sizeof r->b)
+		return -1;
+	ssize_t k = read(fd, r->b + r->len, sizeof r->b - r->len);
+	if (k <= 0)
+		return -1;
+	r->len += (size_t)k;
+	return 0;
+}
+
+static char *find_crlf(struct rbuf *r, size_t from)
+{
+	for (size_t i = r->pos + from; i + 1 < r->len; i++)
+		if (r->b[i] == '\r' && r->b[i + 1] == '\n')
+			return r->b + i;
+	return NULL;
+}
+
+static int skip_bytes(int fd, struct rbuf *r, size_t n)
+{
+	while (n > 0) {
+		if (r->pos == r->len && fill_more(fd, r) < 0)
+			return -1;
+		size_t have = r->len - r->pos, take = have < n ? have : n;
+		r->pos += take;
+		n -= take;
+	}
+	return 0;
+}
+
+static int read_response(int fd, struct rbuf *r)
+{
+	char *end;
+	while (!(end = strstr(r->b + r->pos, "\r\n\r\n")) || end >= r->b + r->len) {
+		r->b[r->len < sizeof r->b ? r->len : sizeof r->b - 1] = 0;
+		if (fill_more(fd, r) < 0)
+			return -1;
+		r->b[r->len < sizeof r->b ? r->len : sizeof r->b - 1] = 0;
+	}
+	int status = atoi(r->b + r->pos + 9);
+	*end = 0;
+	const char *h = r->b + r->pos;
+	long clen = -1;
+	int chunked = 0;
+	const char *p = strcasestr(h, "\r\ncontent-length:");
+	if (p)
+		clen = atol(p + 17);
+	if (strcasestr(h, "\r\ntransfer-encoding: chunked"))
+		chunked = 1;
+	r->pos = (size_t)(end - r->b) + 4;
+	if (!chunked)
+		return skip_bytes(fd, r, clen > 0 ? (size_t)clen : 0) < 0 ? -1 : status;
+	for (;;) {
+		char *nl;
+		while (!(nl = find_crlf(r, 0)))
+			if (fill_more(fd, r) < 0)
+				return -1;
+		long n = strtol(r->b + r->pos, NULL, 16);
+		r->pos = (size_t)(nl - r->b) + 2;
+		if (skip_bytes(fd, r, (size_t)n + 2) < 0)
+			return -1;
+		if (n == 0)
+			return status;
+	}
+}
+
+static int do_getk(const char *addr, int port, const char *path, int n)
+{
+	static struct rbuf r;
+	char req[512];
+	snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr);
+	int fd = mksock(addr, port, NULL, 0), ok = 0, fail = 0;
+	if (fd < 0)
+		return 1;
+	double *lat = calloc((size_t)n, sizeof *lat);
+	struct timeval tv = { 5, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	for (int i = 0; i < n; i++) {
+		double t0 = now_ms();
+		if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || read_response(fd, &r) != 200) {
+			fail += n - i;
+			break;
+		}
+		lat[i] = now_ms() - t0;
+		ok++;
+	}
+	close(fd);
+	qsort(lat, (size_t)ok, sizeof *lat, cmp);
+	printf("ok=%d fail=%d p50_ms=%.3f p99_ms=%.3f\n", ok, fail, ok ? lat[ok / 2] : 0, ok ? lat[(ok * 99) / 100 < ok ? (ok * 99) / 100 : ok - 1] : 0);
 	free(lat);
 	return fail ? 1 : 0;
 }
@@ -218,6 +326,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 6 && strcmp(argv[1], "get") == 0)
 		return do_get(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]) > 0 ? atoi(argv[5]) : 1, argc > 6 ? argv[6] : NULL);
+	if (argc >= 6 && strcmp(argv[1], "getk") == 0)
+		return do_getk(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]) > 0 ? atoi(argv[5]) : 1);
 	if (argc >= 7 && strcmp(argv[1], "flood") == 0) {
 		int n = atoi(argv[4]), hold = atoi(argv[6]);
 		if (n < 1 || n > 5000 || hold < 0 || hold > 60000)

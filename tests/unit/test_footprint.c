@@ -260,22 +260,35 @@ static void peaks(void **st)
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
 	assert_true(sum == f.peak_bytes);
-	/* load: the mapped file (bf16, no files read: 2 B/param) + the copy */
+	/* load: the file (bf16, no files read: 2 B/param) is read in HF's 5 GB
+	 * shards; the copy + the shard being mapped */
 	assert_true(f.load_file_bytes == 2ULL * 8030261248ULL);
-	assert_true(f.load_peak_bytes == f.term[SP_T_WEIGHTS] + f.term[SP_T_CUDA_CONTEXT] + f.load_file_bytes +
+	uint64_t shard = (uint64_t)llround(2.0 * 8030261248.0 / 4); /* 16.06 GB in four <= 5 GB shards */
+	assert_true(f.load_mapped_bytes == shard);
+	assert_true(f.load_peak_bytes == f.term[SP_T_WEIGHTS] + f.term[SP_T_CUDA_CONTEXT] + shard +
 						 f.term[SP_T_HOST_PROCESS]);
+	/* the real tensor bytes when files were read */
+	struct sp_model_shape sh = LLAMA31_8B;
+	sh.have_tensors = true;
+	sh.weight_bytes = 16060522496ULL;
+	sp_footprint_compute(&sh, &o, &f);
+	assert_true(f.load_mapped_bytes == 16060522496ULL / 4 && f.load_file_bytes == 16060522496ULL);
+	/* a GGUF is mapped whole */
+	sh.source = SP_SRC_GGUF;
+	sp_footprint_compute(&sh, &o, &f);
+	assert_true(f.load_mapped_bytes == 16060522496ULL);
 	/* discrete: the device side alone against the GPU */
 	o.uma = false;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.peak_bytes == f.device_bytes);
-	/* QLoRA from 16-bit shards streams one 5 GB shard + one layer at a time */
+	/* QLoRA from 16-bit shards streams one shard + one layer at a time */
 	o = opts(SP_METHOD_QLORA);
 	o.uma = true;
 	sp_footprint_compute(&l8, &o, &f);
 	double layer16 = l8.linear_params / 32 * 2;
 	assert_within((double)f.load_peak_bytes,
 		      (double)(f.term[SP_T_WEIGHTS] + f.term[SP_T_KBIT_UPCAST] + f.term[SP_T_CUDA_CONTEXT] +
-			       f.term[SP_T_HOST_PROCESS]) + 5e9 + layer16, 1e-9);
+			       f.term[SP_T_HOST_PROCESS]) + 2.0 * 8030261248.0 / 4 + layer16, 1e-9);
 	/* a pre-quantized checkpoint is mapped and copied as stored */
 	struct sp_model_shape pq = LLAMA31_8B;
 	pq.prequantized = true;

@@ -123,6 +123,7 @@ static void bad_buffers(void **st)
 		{ "{\"a\":3}", 0, "is not an object" },
 		{ "{\"__metadata__\":[1]}", 0, "__metadata__ is not an object" },
 		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} trailing", 4, "not valid JSON" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,4]}}", 4, "a number too large for 64 bits" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct sp_st_summary s = { 0 };
@@ -317,6 +318,23 @@ static void folder_quantized(void **st)
 	assert_int_equal(m.elems_by_dtype[SP_DT_F8_E4M3], (uint64_t)m.linear_params);
 }
 
+/* gpt-oss: MXFP4 experts; the tensors count what the config estimates */
+static void folder_mxfp4(void **st)
+{
+	(void)st;
+	struct sp_model_shape cfg, m;
+	assert_int_equal(sp_model_load_config(FIXM "tiny-gpt-oss/config.json", &cfg, err, sizeof err), 0);
+	load(FIXM "tiny-gpt-oss", &m);
+	assert_true(m.params_from_tensors);
+	assert_true(m.params == cfg.params);
+	assert_true(m.expert_params == cfg.expert_params);
+	assert_true(m.params_active == cfg.params_active);
+	assert_true(m.prequantized);
+	assert_string_equal(m.quant_method, "mxfp4");
+	assert_int_equal(m.quant_bits, 4);
+	assert_true(m.bytes_by_dtype[SP_DT_U8] == 4 * 64 * 16 + 4 * 64 + 4 * 32 * 16 + 4 * 32);
+}
+
 static void folder_moe(void **st)
 {
 	(void)st;
@@ -339,7 +357,8 @@ static void bad_folders(void **st)
 		{ FIXM "bad-shard", "bad-shard/model.safetensors': not valid JSON" },
 		{ FIXM "bad-no-config", "bad-no-config': no config.json in the folder" },
 		{ FIXM "bad", "bad': no config.json in the folder" },
-		{ FIXM "bad/good.safetensors", "not a model folder, config.json or .gguf file" },
+		{ FIXM "bad/good.safetensors", "good.safetensors': one shard alone; give the model folder" },
+		{ FIXM "mkmodels.py", "mkmodels.py': not a model folder, config.json or .gguf file" },
 		{ "no-such-model-anywhere", "'no-such-model-anywhere': not a folder, file or catalog model "
 					    "(see sparkops plan --list-models)" },
 		{ "", "no model given" },
@@ -393,7 +412,7 @@ int main(void)
 		cmocka_unit_test(bad_buffers),       cmocka_unit_test(bad_files),
 		cmocka_unit_test(index_parse),       cmocka_unit_test(folder_sharded),
 		cmocka_unit_test(folder_single_and_consolidated),
-		cmocka_unit_test(folder_quantized),  cmocka_unit_test(folder_moe),
+		cmocka_unit_test(folder_quantized),  cmocka_unit_test(folder_moe), cmocka_unit_test(folder_mxfp4),
 		cmocka_unit_test(bad_folders),       cmocka_unit_test(sparse_shard),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

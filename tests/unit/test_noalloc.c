@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,33 @@ static void harden(void **st)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A child sees only 0, 1, 2 after sp_close_fds_from(3), even for fds
+ * opened without O_CLOEXEC (as a vendor library might). */
+static void close_inherited(void **st)
+{
+	(void)st;
+	int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC, on purpose */
+	assert_true(leak >= 0);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sp_close_fds_from(3);
+		int extra = 0;
+		for (int fd = 3; fd < 1024; fd++)
+			if (fcntl(fd, F_GETFD) >= 0)
+				extra++;
+		_exit(extra == 0 ? 0 : 1);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	close(leak);
+	close(p[0]);
+	close(p[1]);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	install_counter();
@@ -209,6 +237,7 @@ int main(void)
 		cmocka_unit_test(steady_state_allocates_nothing),
 		cmocka_unit_test(full_tables_allocate_nothing),
 		cmocka_unit_test(harden),
+		cmocka_unit_test(close_inherited),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

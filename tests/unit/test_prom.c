@@ -91,6 +91,24 @@ static void family_without_samples_is_silent(void **st)
 	assert_string_equal(big, "# HELP b_celsius one\n# TYPE b_celsius gauge\nb_celsius{k=\"v\\\"\"} 1.5\n");
 }
 
+static void numbers(void **st)
+{
+	(void)st;
+	struct sp_prom w;
+	sp_prom_init(&w, big, sizeof big);
+	sp_prom_family(&w, "n", "gauge", "h");
+	sp_prom_sample_u64(&w, NULL, 0);
+	sp_prom_sample_u64(&w, NULL, UINT64_MAX);
+	sp_prom_sample(&w, NULL, 128526896128.0);
+	sp_prom_sample(&w, NULL, -5);
+	sp_prom_sample(&w, NULL, 0.042);
+	sp_prom_sample(&w, NULL, 1795944176.15305);
+	sp_prom_sample(&w, NULL, 1e300);
+	sp_prom_end(&w);
+	assert_string_equal(big, "# HELP n h\n# TYPE n gauge\nn 0\nn 18446744073709551615\nn 128526896128\nn -5\n"
+				 "n 0.042\nn 1795944176.15305\nn 1e+300\n");
+}
+
 static struct sp_sample *gb10_sample(void)
 {
 	struct sp_sample *s = calloc(1, sizeof *s);
@@ -128,7 +146,7 @@ static struct sp_sample *gb10_sample(void)
 static const char *render(const struct sp_sample *s)
 {
 	struct sp_prom w;
-	struct sp_prom_info info = { "9.9.9", -1 };
+	struct sp_prom_info info = { "9.9.9", -1, false };
 	sp_prom_init(&w, big, sizeof big);
 	sp_prom_write_sample(&w, s, &info);
 	size_t n = sp_prom_end(&w);
@@ -238,6 +256,7 @@ int main(void)
 		cmocka_unit_test(escape_bounded),
 		cmocka_unit_test(writer_counts_past_the_end),
 		cmocka_unit_test(family_without_samples_is_silent),
+		cmocka_unit_test(numbers),
 		cmocka_unit_test(unknown_is_left_out),
 		cmocka_unit_test(hostile_process_name),
 		cmocka_unit_test(job_families),

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Planning around the footprint: co-hosted servers, the verdict, the
+ * nearest anchor and the cheapest change that fits. Pure: no I/O. */
+#ifndef SP_PLAN_H
+#define SP_PLAN_H
+#include "account/footprint.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- --cohost SPEC ---------------------------------------------------------- */
+enum sp_cohost_kind { SP_COHOST_VLLM, SP_COHOST_OLLAMA_SIZE, SP_COHOST_OLLAMA_FILE };
+struct sp_cohost {
+	enum sp_cohost_kind kind;
+	double frac;       /* vllm: gpu_memory_utilization, (0, 1] */
+	uint64_t bytes;    /* ollama: SIZE, or the gguf's size once stat'ed */
+	char path[512];    /* ollama: FILE.gguf */
+};
+/* "vllm:0.5", "ollama:12GiB", "ollama:/models/x.gguf" from a buffer (not
+ * NUL-terminated). Returns 0, or -1 with a one-line reason in err. */
+int sp_cohost_parse(const char *buf, size_t len, struct sp_cohost *c, char *err, size_t errlen);
+/* bytes the server keeps out of a pool of pool_total bytes */
+uint64_t sp_cohost_bytes(const struct sp_cohost *c, uint64_t pool_total);
+
+/* ---- the verdict ------------------------------------------------------------ */
+enum sp_verdict { SP_FITS, SP_TIGHT, SP_NO };
+const char *sp_verdict_name(enum sp_verdict v); /* "fits" "tight" "no" */
+/* tight: fits, but with less headroom than max(2 GiB, 10% of what it needs) */
+uint64_t sp_tight_margin(uint64_t need);
+enum sp_verdict sp_judge(uint64_t need, uint64_t budget);
+/* what a plan needs: the larger of the steady and the load-time peak */
+uint64_t sp_need(const struct sp_footprint *f);
+
+/* ---- anchors (PRODUCT.md) ------------------------------------------------------ */
+struct sp_anchor {
+	const char *name;      /* "70b-qlora" */
+	const char *text;      /* "70B QLoRA: about 40 GB" */
+	enum sp_method method;
+	double params;         /* the model size it speaks of */
+	double figure_bytes;   /* 0: the anchor says "fits", not a number */
+	int max_seq;           /* the anchor's packing bound (0: none) */
+};
+const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const struct sp_plan_opts *o);
+/* true when the estimate is far from the anchor of the same method: an
+ * anchor's figure is what people quote for the model state (weights,
+ * adapter, gradients, optimizer), so model_state_bytes is compared with it
+ * (off by more than 1.5x either way); "fits" anchors are far when peak_bytes
+ * exceeds the Spark's 119.7 GiB pool inside their packing bound. Only
+ * for a model within 1.6x of the anchor's size. */
+bool sp_anchor_far(const struct sp_anchor *a, const struct sp_plan_opts *o, double params, uint64_t peak_bytes,
+		   uint64_t model_state_bytes);
+#define SP_SPARK_POOL_BYTES 128526000000ULL /* ~119.7 GiB usable on a DGX Spark */
+
+/* ---- the cheapest change that fits ----------------------------------------------- */
+struct sp_advice {
+	char rung[24];        /* "seq", "batch", "grad_ckpt", "optim", "method", "quant", "model" */
+	char flags[160];      /* the exact flags to change: "--seq 1024" */
+	char why[200];
+	uint64_t need_bytes;  /* what the plan needs after the change (0 for "model") */
+	struct sp_plan_opts opts; /* the changed options */
+};
+/* Search the OOM ladder's order: shorter --seq, then smaller --batch (with
+ * gradient accumulation keeping the effective batch), then --grad-ckpt and
+ * a leaner --optim, then a method downgrade (bf16 LoRA before QLoRA), then a
+ * smaller model or two Sparks. Writes the first change that fits into *a;
+ * returns 1 when one was found, 0 when only "smaller model" is left. */
+int sp_fit_search(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, struct sp_advice *a);
+#endif

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/* sparkops report — a run/watch CSV log back as the end-of-run summary and a
+ * chart. One streaming pass over the log with fixed memory (the line buffer,
+ * the summary, and the chart's columns: see out/chart.h). */
+#include "cmd/cli.h"
+#include "out/chart.h"
+#include "out/svg.h"
+#include "util/fileio.h"
+#include "util/msg.h"
+#include "watch/logread.h"
+#include "watch/summary.h"
+#include "watch/trainlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char help[] =
+	"usage: sparkops report LOG [--json] [--svg FILE] [--html FILE] [--from T] [--to T]\n"
+	"                           [--training-log FILE [--training-regex RE]] [--lenient]\n"
+	"\n"
+	"Reads a CSV log written by 'sparkops run' or 'sparkops watch' (LOG '-' is stdin)\n"
+	"and prints the end-of-run summary; draws the run as a chart: pool use and budget,\n"
+	"temperatures, power, SM clock and throughput on one time axis, with throttle and\n"
+	"slowdown episodes shaded and guard actions and the job's end marked.\n"
+	"\n"
+	"options:\n"
+	"      --json           the summary as one JSON object\n"
+	"      --svg FILE       write the chart as a self-contained SVG\n"
+	"      --html FILE      write one HTML page with the summary table and the chart\n"
+	"      --width N        chart width in pixels (default 1200)\n"
+	"      --height N       chart height in pixels (default 920)\n"
+	"      --from T         chart only from T: 2026-11-29T09:40[:SS][+01:00], 09:40 (the\n"
+	"                       log's first day), or Unix seconds; times without an offset\n"
+	"                       are in the log's own UTC offset\n"
+	"      --to T           chart only up to T (same forms)\n"
+	"      --training-log FILE  mark the timestamped lines of a training log\n"
+	"      --training-regex RE  POSIX extended regex; its first group is the timestamp\n"
+	"                       (default: 'YYYY-MM-DD HH:MM:SS[,.mmm]' anywhere in the line)\n"
+	"      --lenient        skip bad rows (and count them) instead of failing\n"
+	SP_COMMON_HELP
+	"\n"
+	"exit: 0 ok, 2 usage error or a bad log (the message names the line), 5 writing\n"
+	"      output failed\n";
+
+enum {
+	O_JSON = 1,
+	O_SVG,
+	O_HTML,
+	O_WIDTH,
+	O_HEIGHT,
+	O_FROM,
+	O_TO,
+	O_TLOG,
+	O_TRE,
+	O_LENIENT,
+};
+
+struct ctx {
+	struct sp_summary sum;
+	struct sp_chart chart;
+	bool chart_ready;
+	int ncols;
+	const char *from_s, *to_s;
+	double from, to;
+	char err[160]; /* a --from/--to problem found at the first row */
+};
+
+/* Times in report are the log's wall-clock, whatever the zone of the machine
+ * reading it: the summary's clock times (localtime) follow the first row's
+ * UTC offset, as the chart's axis does. POSIX TZ counts west: +01:00 is
+ * "UTC-01:00". */
+static void use_log_zone(long off)
+{
+	char tz[32];
+	long a = off < 0 ? -off : off;
+	snprintf(tz, sizeof tz, "UTC%c%02ld:%02ld", off > 0 ? '-' : '+', a / 3600 % 100, a / 60 % 60);
+	setenv("TZ", tz, 1);
+	tzset();
+}
+
+static int resolve_window(struct ctx *x, const struct sp_logrow *first)
+{
+	long off = 0;
+	double ref = first ? first->unix_time : NAN;
+	if (first && sp_iso_offset(first->time_iso, &off) == 0)
+		use_log_zone(off);
+	x->from = x->to = NAN;
+	if (x->from_s && sp_parse_when(x->from_s, off, ref, &x->from) < 0) {
+		snprintf(x->err, sizeof x->err, "--from: '%.60s' is not a time (ISO-8601, HH:MM or Unix seconds)", x->from_s);
+		return -1;
+	}
+	if (x->to_s && sp_parse_when(x->to_s, off, ref, &x->to) < 0) {
+		snprintf(x->err, sizeof x->err, "--to: '%.60s' is not a time (ISO-8601, HH:MM or Unix seconds)", x->to_s);
+		return -1;
+	}
+	if (isfinite(x->from) && isfinite(x->to) && x->to <= x->from) {
+		snprintf(x->err, sizeof x->err, "--to must be later than --from");
+		return -1;
+	}
+	if (sp_chart_init(&x->chart, x->ncols, x->from, x->to) < 0) {
+		snprintf(x->err, sizeof x->err, "out of memory");
+		return -1;
+	}
+	x->chart_ready = true;
+	return 0;
+}
+
+static int on_row(void *vx, const struct sp_logrow *r, long lineno)
+{
+	(void)lineno;
+	struct ctx *x = vx;
+	if (!x->chart_ready && resolve_window(x, r) < 0)
+		return 1;
+	sp_summary_add(&x->sum, r);
+	sp_chart_add_row(&x->chart, r);
+	return 0;
+}
+
+static void on_train(void *vx, double t, const char *line)
+{
+	struct ctx *x = vx;
+	sp_chart_add_train(&x->chart, t, line);
+}
+
+/* read the log (fd) through the streaming reader */
+static int read_log(int fd, struct sp_logread *rd)
+{
+	static char buf[1 << 16];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		if (sp_logread_feed(rd, buf, (size_t)n) < 0)
+			return 0;
+	}
+	sp_logread_end(rd);
+	return 0;
+}
+
+static int read_training(const char *path, const char *re, struct ctx *x)
+{
+	struct sp_trainlog tl;
+	char err[256];
+	if (sp_trainlog_init(&tl, re, x->chart.tz_offset_s, on_train, x, err, sizeof err) < 0) {
+		sp_error("--training-regex: %s", err);
+		return SP_EXIT_USAGE;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		sp_error("'%s': %s", path, strerror(errno));
+		sp_trainlog_release(&tl);
+		return SP_EXIT_USAGE;
+	}
+	static char buf[1 << 16];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			sp_error("'%s': %s", path, strerror(errno));
+			close(fd);
+			sp_trainlog_release(&tl);
+			return SP_EXIT_USAGE;
+		}
+		if (n == 0)
+			break;
+		sp_trainlog_feed(&tl, buf, (size_t)n);
+	}
+	sp_trainlog_end(&tl);
+	close(fd);
+	if (tl.matched == 0)
+		sp_warn("'%s': no line matched the timestamp regex", path);
+	else if (tl.unparsed)
+		sp_warn("'%s': %ld matched lines had no readable time in the first group", path, tl.unparsed);
+	if (x->chart.train_dropped)
+		sp_warn("'%s': %d more marks than the chart shows (%d); narrow --training-regex", path,
+			x->chart.train_dropped, SP_CHART_MAX_TRAIN);
+	sp_trainlog_release(&tl);
+	return 0;
+}
+
+static int write_out(const char *path, const char *data, size_t len)
+{
+	int rc = sp_write_atomic(path, data, len, 0644);
+	if (rc < 0) {
+		sp_error("'%s': %s", path, strerror(-rc));
+		return SP_EXIT_IO;
+	}
+	return 0;
+}
+
+static json_t *report_json(const struct ctx *x, const struct sp_logread *rd, const char *log, const char *svg,
+			   const char *html, long train_marks)
+{
+	json_t *o = sp_summary_json(&x->sum);
+	json_object_set_new(o, "log", json_string(log));
+	json_object_set_new(o, "rows", json_integer(rd->rows));
+	json_object_set_new(o, "first_bad_line", rd->first_bad_line ? json_integer(rd->first_bad_line) : json_null());
+	json_t *w = json_object();
+	json_object_set_new(w, "from", isfinite(x->from) ? json_real(x->from) : json_null());
+	json_object_set_new(w, "to", isfinite(x->to) ? json_real(x->to) : json_null());
+	json_object_set_new(w, "rows", json_integer(x->chart.rows_in_window));
+	json_object_set_new(o, "window", w);
+	json_t *iv = json_array();
+	for (int i = 0; i < x->chart.n_iv; i++) {
+		const struct sp_interval *v = &x->chart.iv[i];
+		json_t *e = json_object();
+		json_object_set_new(e, "reason", json_string(sp_reason_name(v->reason)));
+		json_object_set_new(e, "start", json_real(round(v->start * 1000) / 1000));
+		json_object_set_new(e, "end", isfinite(v->end) ? json_real(round(v->end * 1000) / 1000) : json_null());
+		json_array_append_new(iv, e);
+	}
+	json_object_set_new(o, "throttle_intervals", iv);
+	json_t *ch = json_object();
+	json_object_set_new(ch, "svg", svg ? json_string(svg) : json_null());
+	json_object_set_new(ch, "html", html ? json_string(html) : json_null());
+	json_object_set_new(ch, "columns", json_integer(x->chart.ncols));
+	json_object_set_new(ch, "column_seconds", json_real(x->chart.w));
+	json_object_set_new(ch, "training_marks", train_marks >= 0 ? json_integer(train_marks) : json_null());
+	json_object_set_new(o, "chart", ch);
+	return o;
+}
+
+static int int_opt(const char *name, const char *arg, int lo, int hi)
+{
+	int64_t v;
+	if (sp_parse_i64(arg, &v) < 0 || v < lo || v > hi)
+		sp_usage_error("report", "%s: '%s' is not a number from %d to %d", name, arg, lo, hi);
+	return (int)v;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, O_JSON },
+		{ "svg", required_argument, NULL, O_SVG },
+		{ "html", required_argument, NULL, O_HTML },
+		{ "width", required_argument, NULL, O_WIDTH },
+		{ "height", required_argument, NULL, O_HEIGHT },
+		{ "from", required_argument, NULL, O_FROM },
+		{ "to", required_argument, NULL, O_TO },
+		{ "training-log", required_argument, NULL, O_TLOG },
+		{ "training-regex", required_argument, NULL, O_TRE },
+		{ "lenient", no_argument, NULL, O_LENIENT },
+		SP_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false, lenient = false;
+	const char *svg_path = NULL, *html_path = NULL, *tlog = NULL, *tre = NULL;
+	const char *from_s = NULL, *to_s = NULL;
+	int width = SP_SVG_DEFAULT_WIDTH, height = SP_SVG_DEFAULT_HEIGHT;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (sp_common_opt(c, optarg))
+			continue;
+		switch (c) {
+		case 'h': return sp_print_help(help);
+		case O_JSON: json = true; break;
+		case O_SVG: svg_path = optarg; break;
+		case O_HTML: html_path = optarg; break;
+		case O_WIDTH: width = int_opt("--width", optarg, SP_SVG_MIN_WIDTH, SP_SVG_MAX_WIDTH); break;
+		case O_HEIGHT: height = int_opt("--height", optarg, SP_SVG_MIN_HEIGHT, SP_SVG_MAX_HEIGHT); break;
+		case O_FROM: from_s = optarg; break;
+		case O_TO: to_s = optarg; break;
+		case O_TLOG: tlog = optarg; break;
+		case O_TRE: tre = optarg; break;
+		case O_LENIENT: lenient = true; break;
+		case ':': sp_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+		default: sp_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		sp_usage_error("report", "which log? (sparkops report LOG)");
+	if (optind + 1 < argc)
+		sp_usage_error("report", "one log at a time ('%s' is extra)", argv[optind + 1]);
+	if (tre && !tlog)
+		sp_usage_error("report", "--training-regex needs --training-log");
+	const char *log = argv[optind];
+
+	struct ctx *x = calloc(1, sizeof *x);
+	if (!x)
+		sp_die(SP_EXIT_TROUBLE, "out of memory");
+	sp_summary_init(&x->sum);
+	x->ncols = sp_svg_plot_width(width);
+	x->from_s = from_s;
+	x->to_s = to_s;
+	x->from = x->to = NAN;
+	int rc = 0;
+	struct sp_logread *rd = malloc(sizeof *rd);
+	if (!rd)
+		sp_die(SP_EXIT_TROUBLE, "out of memory");
+	sp_logread_init(rd, on_row, x, lenient);
+
+	int fd = strcmp(log, "-") == 0 ? STDIN_FILENO : open(log, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		sp_error("'%s': %s", log, strerror(errno));
+		rc = SP_EXIT_USAGE;
+		goto out;
+	}
+	int e = read_log(fd, rd);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (e < 0) {
+		sp_error("'%s': %s", log, strerror(-e));
+		rc = SP_EXIT_USAGE;
+		goto out;
+	}
+	if (rd->stopped && x->err[0]) {
+		sp_error("%s", x->err);
+		sp_note("see '%s report --help'", sp_progname);
+		rc = SP_EXIT_USAGE;
+		goto out;
+	}
+	if (rd->failed) {
+		sp_error("'%s': %s", log, rd->err);
+		if (!lenient && rd->header_seen)
+			sp_note("--lenient skips bad rows and counts them");
+		rc = SP_EXIT_USAGE;
+		goto out;
+	}
+	if (!x->chart_ready && resolve_window(x, NULL) < 0) {
+		/* no rows: HH:MM has no day to refer to */
+		sp_error("%s", x->err);
+		rc = SP_EXIT_USAGE;
+		goto out;
+	}
+	x->sum.last_row_incomplete = rd->last_row_incomplete;
+	x->sum.rows_skipped = rd->rows_skipped;
+	sp_summary_finish(&x->sum);
+	sp_chart_finish(&x->chart);
+	if (rd->last_row_incomplete)
+		sp_warn("'%s': the last row was cut off (the log ends mid-line); reporting the rows before it", log);
+	if (rd->rows_skipped)
+		sp_warn("'%s': %ld bad rows skipped (the first at line %ld)", log, rd->rows_skipped, rd->first_bad_line);
+	if ((isfinite(x->from) || isfinite(x->to)) && x->chart.rows_in_window == 0)
+		sp_warn("'%s': no rows between --from and --to", log);
+
+	long train_marks = -1;
+	if (tlog) {
+		rc = read_training(tlog, tre, x);
+		if (rc)
+			goto out;
+		train_marks = x->chart.n_train;
+	}
+
+	if (svg_path || html_path) {
+		char *svg = NULL;
+		size_t svg_len = 0;
+		FILE *m = open_memstream(&svg, &svg_len);
+		if (!m)
+			sp_die(SP_EXIT_TROUBLE, "out of memory");
+		const char *base = strrchr(log, '/') ? strrchr(log, '/') + 1 : log;
+		struct sp_svg_opts so = { width, height, base };
+		sp_svg_write(m, &x->chart, &x->sum, &so);
+		if (fclose(m) != 0 || !svg) {
+			free(svg);
+			sp_die(SP_EXIT_TROUBLE, "out of memory");
+		}
+		if (svg_path)
+			rc = write_out(svg_path, svg, svg_len);
+		if (!rc && html_path) {
+			char *st = NULL, *page = NULL;
+			size_t st_len = 0, page_len = 0;
+			FILE *sm = open_memstream(&st, &st_len);
+			if (sm) {
+				sp_summary_print(sm, &x->sum);
+				fclose(sm);
+			}
+			FILE *pm = open_memstream(&page, &page_len);
+			if (pm) {
+				sp_html_write(pm, svg, st ? st : "", base);
+				fclose(pm);
+			}
+			rc = page ? write_out(html_path, page, page_len) : SP_EXIT_TROUBLE;
+			free(st);
+			free(page);
+		}
+		free(svg);
+		if (rc)
+			goto out;
+	}
+
+	if (json) {
+		json_t *o = report_json(x, rd, log, svg_path, html_path, train_marks);
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+		fputc('\n', stdout);
+		json_decref(o);
+	} else {
+		sp_summary_print(stdout, &x->sum);
+	}
+out:
+	sp_chart_release(&x->chart);
+	free(rd);
+	free(x);
+	return rc;
+}

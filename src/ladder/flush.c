@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#include "ladder/flush.h"
+#include "probe/probe.h"
+#include "util/fileio.h"
+#include "util/paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t cache_of(const struct sp_meminfo *m)
+{
+	return m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED];
+}
+
+int sp_flush_page_cache(struct sp_flush_result *r)
+{
+	memset(r, 0, sizeof *r);
+	char path[4200];
+	if (sp_proc_path(path, sizeof path, "sys/vm/drop_caches") < 0)
+		return -ENAMETOOLONG;
+	/* open first: no permission means no action at all (not even the sync) */
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	sp_meminfo_read(&r->before);
+	if (r->before.why != SP_OK) {
+		close(fd);
+		return -EIO;
+	}
+	sync(); /* dirty pages cannot be dropped: write them out first */
+	int err = 0;
+	if (sp_write_full(fd, "3\n", 2) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (err)
+		return err;
+	sp_meminfo_read(&r->after);
+	if (r->after.why != SP_OK)
+		return -EIO;
+	r->cache_before = cache_of(&r->before);
+	r->cache_after = cache_of(&r->after);
+	r->freed_bytes = r->cache_before > r->cache_after ? r->cache_before - r->cache_after : 0;
+	r->mem_free_gain = (int64_t)r->after.v[SP_MI_FREE] - (int64_t)r->before.v[SP_MI_FREE];
+	return 0;
+}

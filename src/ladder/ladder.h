@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* The OOM ladder: which rung comes next, the exact change to make, the
+ * competing processes judged by their cap, and the per-job memory of which
+ * rungs were tried. Pure logic over a sample and a classified log; the state
+ * file's reading and writing are thin wrappers over a text format. */
+#ifndef SP_LADDER_H
+#define SP_LADDER_H
+#include "ladder/oomlog.h"
+#include "probe/sample.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SP_RUNGS 4
+
+/* ---- per-job state -------------------------------------------------------- */
+struct sp_ladder_state {
+	unsigned tried;     /* bit r (1..4): rung r was tried */
+	int proposed;       /* the rung the last call proposed, 0 none */
+	uint64_t log_sig;   /* the log that proposal answered (FNV-1a 64), 0 none */
+	int64_t updated;    /* Unix time of the last write */
+};
+void sp_ladder_state_init(struct sp_ladder_state *st);
+/* The text format (docs/ladder.md). 0, or -1 when the text is not a state file. */
+int sp_ladder_state_parse(const char *buf, size_t len, const char *job, struct sp_ladder_state *st);
+/* Bytes written (< cap), or 0 when it does not fit. */
+size_t sp_ladder_state_format(const struct sp_ladder_state *st, const char *job, char *buf, size_t cap);
+
+/* A job name for --job: 1..100 of [A-Za-z0-9._@+-], not starting with '.' */
+bool sp_ladder_job_valid(const char *job);
+/* A job name from an absolute path (the log's, or the working directory):
+ * '/' and other characters become '_'; long paths keep their tail plus a hash. */
+void sp_ladder_job_from_path(const char *abs, char *job, size_t n);
+/* The state folder: $XDG_STATE_HOME/sparkops (when absolute), else
+ * $HOME/.local/state/sparkops. 0, or -1 when neither is set. */
+int sp_ladder_state_dir(char *out, size_t n);
+
+/* ---- the ladder ----------------------------------------------------------------- */
+/* The lowest rung not tried (never skip ahead), 0 when all four were. */
+int sp_ladder_next(unsigned tried);
+const char *sp_ladder_rung_title(int rung);
+
+/* the kind of program that failed: the change differs */
+enum sp_job_family { SP_FAMILY_TRAINING, SP_FAMILY_VLLM, SP_FAMILY_OLLAMA };
+enum sp_job_family sp_ladder_family(enum sp_oom_kind k);
+
+/* A process sharing the pool, judged by its cap, not its presence. */
+#define SP_SUSPECT_RSS (4ULL << 30)
+#define SP_SMALL_CAP 0.5
+struct sp_competitor {
+	const struct sp_proc *proc;
+	bool suspect;
+	uint64_t holds_bytes;  /* what it reserves (cap x total) or holds (RSS) */
+	char judgement[200];   /* for people */
+	char action[200];      /* what to do about it, "" when fine */
+};
+int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, int max);
+
+/* What the job looked like, for a concrete change (0: unknown). */
+struct sp_job_facts {
+	enum sp_oom_kind kind;
+	enum sp_oom_phase phase;
+	uint64_t batch_per_device, grad_accum, seq_len;
+	struct sp_u64 reclaimable; /* what a flush gives back */
+	struct sp_u64 budget_now, budget_after_flush;
+	struct sp_u64 total;       /* the pool (MemTotal) */
+};
+/* The rung's title for this job (rung 2 of a load-time OOM is about the load
+ * peak, a server's rungs are about its own knobs). */
+const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f);
+/* The change for a rung, in words: a title and the exact change. */
+void sp_ladder_change(int rung, const struct sp_job_facts *f, char *buf, size_t n);
+#endif

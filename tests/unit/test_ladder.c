@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/* The ladder's logic: rung order, the state file format (and corrupt ones),
+ * job names, competitors judged by their cap, the change for each rung, and
+ * the watcher detection's argv parsing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ladder/ladder.h"
+#include "util/active.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void order(void **st)
+{
+	(void)st;
+	assert_int_equal(sp_ladder_next(0), 1);
+	assert_int_equal(sp_ladder_next(1u << 1), 2);
+	assert_int_equal(sp_ladder_next(1u << 1 | 1u << 2), 3);
+	/* never skip ahead: a later rung tried does not hide an earlier one */
+	assert_int_equal(sp_ladder_next(1u << 3 | 1u << 4), 1);
+	assert_int_equal(sp_ladder_next(1u << 1 | 1u << 3), 2);
+	assert_int_equal(sp_ladder_next(0x1e), 0);
+}
+
+static void state_roundtrip(void **st)
+{
+	(void)st;
+	struct sp_ladder_state a, b;
+	sp_ladder_state_init(&a);
+	a.tried = 1u << 1 | 1u << 3;
+	a.proposed = 2;
+	a.log_sig = 0xdeadbeef01234567ULL;
+	a.updated = 1795944420;
+	char buf[1024];
+	size_t n = sp_ladder_state_format(&a, "myjob", buf, sizeof buf);
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "tried 1,3\n"));
+	assert_int_equal(sp_ladder_state_parse(buf, n, "myjob", &b), 0);
+	assert_int_equal(b.tried, a.tried);
+	assert_int_equal(b.proposed, 2);
+	assert_int_equal(b.log_sig, a.log_sig);
+	assert_int_equal(b.updated, a.updated);
+	/* another job's file is not this job's */
+	assert_int_equal(sp_ladder_state_parse(buf, n, "other", &b), -1);
+	/* too small a buffer: nothing */
+	assert_int_equal(sp_ladder_state_format(&a, "myjob", buf, 20), 0);
+	sp_ladder_state_init(&a);
+	n = sp_ladder_state_format(&a, "j", buf, sizeof buf);
+	assert_non_null(strstr(buf, "tried none\n"));
+	assert_int_equal(sp_ladder_state_parse(buf, n, "j", &b), 0);
+	assert_int_equal(b.tried, 0);
+}
+
+static void state_corrupt(void **st)
+{
+	(void)st;
+	static const char *const bad[] = {
+		"",
+		"version 2\njob j\n",
+		"version 1\n",                       /* no job */
+		"version 1\njob j\ntried 5\n",
+		"version 1\njob j\ntried 1,,2\n",
+		"version 1\njob j\ntried 1;2\n",
+		"version 1\njob j\nproposed 9\n",
+		"version 1\njob j\nproposed x\n",
+		"version 1\njob j\nlog_sig 12\n",
+		"version 1\njob j\nlog_sig zzzzzzzzzzzzzzzz\n",
+		"version 1\njob j\nupdated soon\n",
+		"version 1\njob j\nfrobnicate 1\n",
+		"version 1\njob j\nnospace\n",
+		"\x7f" "ELF\x02\x01\x01\0\0\0",
+	};
+	struct sp_ladder_state s;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		size_t len = i == sizeof bad / sizeof bad[0] - 1 ? 10 : strlen(bad[i]);
+		if (sp_ladder_state_parse(bad[i], len, "j", &s) != -1)
+			fail_msg("accepted corrupt state #%zu", i);
+	}
+	char big[600];
+	memset(big, 'a', sizeof big);
+	assert_int_equal(sp_ladder_state_parse(big, sizeof big, "j", &s), -1);
+	const char nul[] = "version 1\njob j\0x\n";
+	assert_int_equal(sp_ladder_state_parse(nul, sizeof nul - 1, "j", &s), -1);
+}
+
+static void jobs(void **st)
+{
+	(void)st;
+	char j[128];
+	sp_ladder_job_from_path("/home/u/runs/train.log", j, sizeof j);
+	assert_string_equal(j, "home_u_runs_train.log");
+	assert_true(sp_ladder_job_valid(j));
+	sp_ladder_job_from_path("/home/u/my run/.hidden", j, sizeof j);
+	assert_string_equal(j, "home_u_my_run_.hidden");
+	sp_ladder_job_from_path("/", j, sizeof j);
+	assert_string_equal(j, "root");
+	char longp[400] = "/";
+	for (int i = 0; i < 30; i++)
+		strcat(longp, "abcdefghij/");
+	sp_ladder_job_from_path(longp, j, sizeof j);
+	assert_true(sp_ladder_job_valid(j));
+	assert_int_equal(strlen(j), 16 + 1 + 80);
+	char j2[128];
+	longp[5] = 'X';
+	sp_ladder_job_from_path(longp, j2, sizeof j2);
+	assert_string_not_equal(j, j2); /* same tail, another path: another job */
+	assert_false(sp_ladder_job_valid(""));
+	assert_false(sp_ladder_job_valid("../etc"));
+	assert_false(sp_ladder_job_valid("a/b"));
+	assert_false(sp_ladder_job_valid(".x"));
+	assert_true(sp_ladder_job_valid("llama-70b_qlora@run+2.v1"));
+}
+
+static void competitors(void **st)
+{
+	(void)st;
+	static struct sp_sample s;
+	memset(&s, 0, sizeof s);
+	s.mem.why = SP_OK;
+	s.mem.v[SP_MI_TOTAL] = 120ULL << 30;
+	s.nprocs = 4;
+	struct sp_proc *p = s.procs;
+	snprintf(p[0].name, sizeof p[0].name, "vllm");
+	p[0].kind = SP_PROC_SERVER, p[0].pid = 1, p[0].has_cap = true, p[0].cap_frac = 0.9, p[0].cap_default = true;
+	snprintf(p[1].name, sizeof p[1].name, "vllm");
+	p[1].kind = SP_PROC_SERVER, p[1].pid = 2, p[1].has_cap = true, p[1].cap_frac = 0.3;
+	snprintf(p[1].cap_flag, sizeof p[1].cap_flag, "--gpu-memory-utilization");
+	snprintf(p[2].name, sizeof p[2].name, "ollama");
+	p[2].kind = SP_PROC_SERVER, p[2].pid = 3, p[2].rss_bytes = 9ULL << 30;
+	snprintf(p[3].name, sizeof p[3].name, "ollama");
+	p[3].kind = SP_PROC_SERVER, p[3].pid = 4, p[3].rss_bytes = 1ULL << 30;
+	struct sp_competitor c[8];
+	assert_int_equal(sp_ladder_competitors(&s, c, 8), 4);
+	assert_true(c[0].suspect);  /* uncapped vLLM */
+	assert_int_equal(c[0].holds_bytes, (uint64_t)(0.9 * (double)(120ULL << 30)));
+	assert_false(c[1].suspect); /* capped at 0.3: judged by its cap */
+	assert_true(c[2].suspect);  /* 9 GiB resident Ollama */
+	assert_false(c[3].suspect);
+	assert_non_null(strstr(c[0].judgement, "uncapped"));
+	assert_string_equal(c[1].action, "");
+	p[1].cap_frac = 0.7;
+	sp_ladder_competitors(&s, c, 8);
+	assert_true(c[1].suspect);  /* a high cap is as bad as none */
+}
+
+static const char *change(int rung, enum sp_oom_kind k, enum sp_oom_phase ph, uint64_t b, uint64_t a)
+{
+	static char buf[2048];
+	struct sp_job_facts f = { 0 };
+	f.kind = k, f.phase = ph, f.batch_per_device = b, f.grad_accum = a;
+	f.reclaimable.why = f.budget_now.why = f.budget_after_flush.why = f.total.why = SP_MISSING;
+	sp_ladder_change(rung, &f, buf, sizeof buf);
+	return buf;
+}
+
+static void changes(void **st)
+{
+	(void)st;
+	/* batch size is never rung 1 */
+	for (int k = 0; k < SP_OOM_KIND_N; k++)
+		for (int ph = 0; ph <= SP_PHASE_STEP; ph++) {
+			const char *c = change(1, (enum sp_oom_kind)k, (enum sp_oom_phase)ph, 8, 4);
+			assert_non_null(strstr(c, "drop_caches"));
+			assert_null(strstr(c, "batch"));
+		}
+	/* step: sequence first, then batch with accumulation */
+	const char *c = change(2, SP_OOM_TORCH, SP_PHASE_STEP, 8, 4);
+	const char *seq = strstr(c, "max_seq_length"), *bat = strstr(c, "per_device_train_batch_size 8 -> 4");
+	assert_non_null(seq);
+	assert_non_null(bat);
+	assert_true(seq < bat);
+	assert_non_null(strstr(c, "gradient_accumulation_steps 4 -> 8"));
+	assert_non_null(strstr(c, "stays 32"));
+	/* load: the load-time peak, never the batch */
+	c = change(2, SP_OOM_TORCH, SP_PHASE_LOAD, 8, 4);
+	assert_non_null(strstr(c, "load-time peak"));
+	assert_null(strstr(c, "per_device_train_batch_size"));
+	assert_null(strstr(c, "max_seq_length"));
+	c = change(2, SP_OOM_KERNEL, SP_PHASE_LOAD, 0, 0);
+	assert_non_null(strstr(c, "pre-quantized"));
+	/* micro-batch already 1 */
+	c = change(2, SP_OOM_TORCH, SP_PHASE_STEP, 1, 16);
+	assert_non_null(strstr(c, "gradient_checkpointing"));
+	/* rung 3: bf16 LoRA before QLoRA; a QLoRA OOM is not proof */
+	c = change(3, SP_OOM_TORCH, SP_PHASE_STEP, 0, 0);
+	assert_true(strstr(c, "bf16 LoRA") < strstr(c, "QLoRA"));
+	c = change(3, SP_OOM_BNB, SP_PHASE_STEP, 0, 0);
+	assert_non_null(strstr(c, "not proof"));
+	/* servers get server changes */
+	c = change(2, SP_OOM_VLLM_STARTUP, SP_PHASE_LOAD, 0, 0);
+	assert_non_null(strstr(c, "--max-model-len"));
+	c = change(2, SP_OOM_OLLAMA, SP_PHASE_LOAD, 0, 0);
+	assert_non_null(strstr(c, "num_ctx"));
+	c = change(4, SP_OOM_TORCH, SP_PHASE_STEP, 0, 0);
+	assert_non_null(strstr(c, "never tensor parallelism"));
+	struct sp_job_facts f = { 0 };
+	f.kind = SP_OOM_TORCH, f.phase = SP_PHASE_LOAD;
+	assert_non_null(strstr(sp_ladder_rung_title_for(2, &f), "load-time peak"));
+	f.phase = SP_PHASE_STEP;
+	assert_non_null(strstr(sp_ladder_rung_title_for(2, &f), "sequence"));
+	f.kind = SP_OOM_VLLM_STARTUP;
+	assert_null(strstr(sp_ladder_rung_title_for(2, &f), "batch"));
+	c = change(0, SP_OOM_TORCH, SP_PHASE_STEP, 0, 0);
+	assert_non_null(strstr(c, "every rung"));
+}
+
+static void watcher_argv(void **st)
+{
+	(void)st;
+#define A(s) s, sizeof s - 1
+	assert_true(sp_argv_is_watcher(A("sparkops\0run\0--\0python\0train.py\0")));
+	assert_true(sp_argv_is_watcher(A("/usr/bin/sparkops\0watch\0--pid\0001\0")));
+	assert_true(sp_argv_is_watcher(A("sparkops\0--procfs\0/x\0--sysfs\0/y\0run\0--\0a\0")));
+	assert_true(sp_argv_is_watcher(A("sparkops\0--procfs=/x\0watch\0")));
+	assert_false(sp_argv_is_watcher(A("sparkops\0ladder\0--apply\0001\0")));
+	assert_false(sp_argv_is_watcher(A("sparkops\0status\0run\0")));
+	assert_false(sp_argv_is_watcher(A("sparkops\0--procfs\0")));
+	assert_false(sp_argv_is_watcher(A("sparkops\0")));
+	assert_false(sp_argv_is_watcher("", 0));
+	assert_false(sp_argv_is_watcher(A("sparkops\0runner\0")));
+#undef A
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(order),         cmocka_unit_test(state_roundtrip), cmocka_unit_test(state_corrupt),
+		cmocka_unit_test(jobs),          cmocka_unit_test(competitors),     cmocka_unit_test(changes),
+		cmocka_unit_test(watcher_argv),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
