@@ -327,6 +327,28 @@ static void chart_keeps_spikes(void **st)
 	free(c);
 }
 
+/* an odd number of columns (an odd --width): widening must not drop the last one */
+static void chart_odd_columns(void **st)
+{
+	(void)st;
+	struct sp_chart *c = malloc(sizeof *c);
+	struct sp_logrow r;
+	for (int spike = 0; spike < 300; spike++) {
+		assert_int_equal(sp_chart_init(c, 17, NAN, NAN), 0);
+		for (int i = 0; i < 300; i++) {
+			sample_row(&r, 1e9 + i, i == spike ? 99.0 : 70.0);
+			sp_chart_add_row(c, &r);
+		}
+		int spike_cols = 0;
+		for (int i = 0; i < c->ncols; i++)
+			spike_cols += sp_chart_cell(c, SP_S_GPU_TEMP, i)->max == 99.0f;
+		if (spike_cols != 1)
+			fail_msg("the spike at row %d is in %d columns", spike, spike_cols);
+		sp_chart_release(c);
+	}
+	free(c);
+}
+
 static void chart_gaps(void **st)
 {
 	(void)st;
@@ -568,6 +590,7 @@ int main(void)
 		cmocka_unit_test(reader_lenient),
 		cmocka_unit_test(numbers_like_strtod),
 		cmocka_unit_test(chart_keeps_spikes),
+		cmocka_unit_test(chart_odd_columns),
 		cmocka_unit_test(chart_gaps),
 		cmocka_unit_test(chart_reasons),
 		cmocka_unit_test(chart_window),
