@@ -185,11 +185,12 @@ static void line_done(struct sp_trainlog *tl)
 		return; /* binary junk; regexec would stop at the NUL anyway */
 	/* tqdm redraws with '\r': the text after the last one is what was shown */
 	char *s = tl->line;
+	size_t end = tl->len;
+	while (end && tl->line[end - 1] == '\r') /* a CRLF line end */
+		tl->line[--end] = 0;
 	char *cr = strrchr(s, '\r');
-	if (cr && cr[1])
+	if (cr)
 		s = cr + 1;
-	else if (cr)
-		*cr = 0;
 	regmatch_t m[2];
 	if (regexec(&tl->re, s, 2, m, 0) != 0 || m[1].rm_so < 0)
 		return;

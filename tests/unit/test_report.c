@@ -572,6 +572,18 @@ static void training_log(void **st)
 	assert_int_equal(m2.n, 1);
 	sp_trainlog_release(tl);
 
+	/* a tqdm redraw in a log with Windows line ends: the text after the
+	 * last '\r' is what was shown, the CRLF's '\r' aside */
+	struct marks m3 = { 0 };
+	assert_int_equal(sp_trainlog_init(tl, NULL, 0, on_train, &m3, err, sizeof err), 0);
+	const char *t3 = "2026-11-29 08:00:00 old\r2026-11-29 08:00:05 shown\r\n";
+	sp_trainlog_feed(tl, t3, strlen(t3));
+	sp_trainlog_end(tl);
+	assert_int_equal(m3.n, 1);
+	assert_near(m3.t[0], 1795939205, 1e-6);
+	assert_string_equal(m3.line[0], "shown");
+	sp_trainlog_release(tl);
+
 	assert_int_equal(sp_trainlog_init(tl, "no group", 0, on_train, &m2, err, sizeof err), -1);
 	assert_non_null(strstr(err, "capture group"));
 	assert_int_equal(sp_trainlog_init(tl, "(unclosed", 0, on_train, &m2, err, sizeof err), -1);
