@@ -38,7 +38,7 @@ static const char help[] =
 	"                       log's first day), or Unix seconds; times without an offset\n"
 	"                       are in the log's own UTC offset\n"
 	"      --to T           chart only up to T (same forms)\n"
-	"      --training-log FILE  mark the timestamped lines of a training log\n"
+	"      --training-log FILE  mark the timestamped lines of a training log (- for stdin)\n"
 	"      --training-regex RE  POSIX extended regex; its first group is the timestamp\n"
 	"                       (default: 'YYYY-MM-DD HH:MM:SS[,.mmm]' anywhere in the line)\n"
 	"      --lenient        skip bad rows (and count them) instead of failing\n"
@@ -154,12 +154,15 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 		sp_error("--training-regex: %s", err);
 		return SP_EXIT_USAGE;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const bool in = strcmp(path, "-") == 0;
+	int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		sp_error("'%s': %s", path, strerror(errno));
 		sp_trainlog_release(&tl);
 		return SP_EXIT_USAGE;
 	}
+	if (in)
+		path = "stdin";
 	static char buf[1 << 16];
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof buf);
@@ -167,7 +170,8 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 			continue;
 		if (n < 0) {
 			sp_error("'%s': %s", path, strerror(errno));
-			close(fd);
+			if (!in)
+				close(fd);
 			sp_trainlog_release(&tl);
 			return SP_EXIT_USAGE;
 		}
@@ -176,7 +180,8 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 		sp_trainlog_feed(&tl, buf, (size_t)n);
 	}
 	sp_trainlog_end(&tl);
-	close(fd);
+	if (!in)
+		close(fd);
 	if (tl.matched == 0)
 		sp_warn("'%s': no line matched the timestamp regex", path);
 	else if (tl.unparsed)
@@ -287,6 +292,8 @@ int cmd_report(int argc, char **argv)
 	if (tre && !tlog)
 		sp_usage_error("report", "--training-regex needs --training-log");
 	const char *log = argv[optind];
+	if (tlog && strcmp(tlog, "-") == 0 && strcmp(log, "-") == 0)
+		sp_usage_error("report", "stdin cannot be both the log and the training log ('-' twice)");
 
 	struct ctx *x = calloc(1, sizeof *x);
 	if (!x)
