@@ -2,6 +2,7 @@
 /* sparkops ladder — work an out-of-memory failure in the right order, and do
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
+#include "cmd/cmdopt.h"
 #include "ladder/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
@@ -409,8 +410,8 @@ int cmd_ladder(int argc, char **argv)
 	};
 	struct opts o = { 0 };
 	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	sp_opt_begin();
+	while ((ch = getopt_long(argc, argv, SP_OPTSTRING, lopts, NULL)) != -1) {
 		if (sp_common_opt(ch, optarg))
 			continue;
 		switch (ch) {
@@ -427,7 +428,7 @@ int cmd_ladder(int argc, char **argv)
 		case 'f': o.force = true; break;
 		case 'j': o.json = true; break;
 		case 'h': return sp_print_help(help);
-		default: sp_usage_error("ladder", "unknown option");
+		default: sp_opt_bad("ladder", ch, argv);
 		}
 	}
 	if (optind < argc)

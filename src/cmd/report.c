@@ -3,6 +3,7 @@
  * chart. One streaming pass over the log with fixed memory (the line buffer,
  * the summary, and the chart's columns: see out/chart.h). */
 #include "cmd/cli.h"
+#include "cmd/cmdopt.h"
 #include "out/chart.h"
 #include "out/svg.h"
 #include "util/fileio.h"
@@ -264,9 +265,8 @@ int cmd_report(int argc, char **argv)
 	const char *from_s = NULL, *to_s = NULL;
 	int width = SP_SVG_DEFAULT_WIDTH, height = SP_SVG_DEFAULT_HEIGHT;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, longopts, NULL)) != -1) {
 		if (sp_common_opt(c, optarg))
 			continue;
 		switch (c) {
@@ -281,8 +281,7 @@ int cmd_report(int argc, char **argv)
 		case O_TLOG: tlog = optarg; break;
 		case O_TRE: tre = optarg; break;
 		case O_LENIENT: lenient = true; break;
-		case ':': sp_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-		default: sp_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		default: sp_opt_bad("report", c, argv);
 		}
 	}
 	if (optind >= argc)
