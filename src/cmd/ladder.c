@@ -274,7 +274,7 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 		json_object_set_new(o, "pid", json_integer(k->proc->pid));
 		json_object_set_new(o, "name", jstr(k->proc->name));
 		json_object_set_new(o, "kind", json_string(sp_proc_kind_name(k->proc->kind)));
-		json_object_set_new(o, "holds_bytes", json_integer((json_int_t)k->holds_bytes));
+		json_object_set_new(o, "holds_bytes", k->holds_ok ? json_integer((json_int_t)k->holds_bytes) : json_null());
 		json_object_set_new(o, "cap_fraction", k->proc->has_cap ? json_real(k->proc->cap_frac) : json_null());
 		json_object_set_new(o, "cap_default", json_boolean(k->proc->has_cap && k->proc->cap_default));
 		json_object_set_new(o, "suspect", json_boolean(k->suspect));
