@@ -345,7 +345,12 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 				size_t kl = strlen(key);
 				for (size_t i = 0; i < N_ARCH_KEYS; i++) {
 					size_t sl = strlen(arch_keys[i].suffix);
-					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0) {
+					/* an architecture name has no '.': "mllama.vision.block_count"
+					 * is the vision tower's; and once general.architecture
+					 * is known, another prefix never replaces its value */
+					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0 &&
+					    !memchr(key, '.', kl - sl) &&
+					    (!g->arch[0] || (strlen(g->arch) == kl - sl && memcmp(key, g->arch, kl - sl) == 0))) {
 						*(int64_t *)((char *)g + arch_keys[i].off) = v;
 						snprintf(prefix[i], sizeof prefix[i], "%.*s", (int)(kl - sl), key);
 					}

@@ -271,6 +271,28 @@ static void missing_keys(void **st)
 	assert_int_equal(sp_gguf_shape(&g, &m, "m.gguf", err, sizeof err), -1);
 	assert_string_equal(err, "'m.gguf': missing gemma2.block_count");
 
+	/* the architecture's own key, then another prefix's key with the same
+	 * ending (a vision tower's "mllama.vision.block_count"): the first stays */
+	n = 4;
+	n += put_u32(b + n, 3);
+	n += put_u64(b + n, 0);
+	n += put_u64(b + n, 4);
+	n += put_str(b + n, "general.architecture");
+	n += put_u32(b + n, 8);
+	n += put_str(b + n, "mllama");
+	n += put_str(b + n, "mllama.block_count");
+	n += put_u32(b + n, 4);
+	n += put_u32(b + n, 40);
+	n += put_str(b + n, "mllama.vision.block_count");
+	n += put_u32(b + n, 4);
+	n += put_u32(b + n, 32);
+	n += put_str(b + n, "clip.block_count");
+	n += put_u32(b + n, 4);
+	n += put_u32(b + n, 24);
+	if (sp_gguf_parse(b, n, &g, "m.gguf", err, sizeof err))
+		fail_msg("%s", err);
+	assert_int_equal(g.block_count, 40);
+
 	/* bad alignment and nesting too deep */
 	n = 4;
 	n += put_u32(b + n, 3);
