@@ -285,17 +285,12 @@ static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
 
 int sp_safetensors_read(const char *path, struct sp_st_summary *s, uint64_t *bytes_read, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	uint64_t size;
+	int fd = sp_model_open(path, &size, err, errlen);
 	if (fd < 0)
-		return sp_model_err(err, errlen, path, "%s", strerror(errno));
+		return -1;
 	int rc = -1;
 	char *hdr = NULL;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		sp_model_err(err, errlen, path, "not a regular file");
-		goto out;
-	}
-	uint64_t size = (uint64_t)st.st_size;
 	unsigned char lenb[8];
 	ssize_t r = size >= 8 ? pread_full(fd, lenb, 8, 0) : 0;
 	if (r < 0) {

@@ -243,6 +243,31 @@ static size_t put_str(unsigned char *p, const char *s)
 	return 8 + n;
 }
 
+/* a FIFO named as a model (or as its config.json) is refused at once: the
+ * open must not wait for a writer */
+static void fifo_refused(void **st)
+{
+	(void)st;
+	char dir[] = "/tmp/sp-fifo-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char p[128];
+	snprintf(p, sizeof p, "%s/m.gguf", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	struct sp_gguf_info g;
+	assert_int_equal(sp_gguf_read(p, &g, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	struct sp_model_shape m;
+	assert_int_equal(sp_model_load(p, &m, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(p);
+	snprintf(p, sizeof p, "%s/config.json", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(sp_model_load(dir, &m, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(p);
+	rmdir(dir);
+}
+
 static void missing_keys(void **st)
 {
 	(void)st;
@@ -362,7 +387,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tiny_llama),   cmocka_unit_test(v2_and_moe),   cmocka_unit_test(split_files), cmocka_unit_test(gguf_folder),   cmocka_unit_test(same_from_buffer),
-		cmocka_unit_test(bad_files),    cmocka_unit_test(missing_keys), cmocka_unit_test(ftype_names),
+		cmocka_unit_test(bad_files),    cmocka_unit_test(missing_keys), cmocka_unit_test(fifo_refused), cmocka_unit_test(ftype_names),
 		cmocka_unit_test(sparse_reads_header_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
