@@ -4,6 +4,7 @@
 #include "util/units.h"
 
 #include <getopt.h>
+#include <limits.h>
 
 void sp_opt_begin(void)
 {
@@ -38,4 +39,17 @@ int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro
 	default:
 		return 0;
 	}
+}
+
+json_t *sp_json_text(const char *txt)
+{
+	json_t *j = json_string(txt);
+	if (j)
+		return j;
+	char buf[PATH_MAX];
+	size_t i = 0;
+	for (; txt[i] && i + 1 < sizeof buf; i++)
+		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
+	buf[i] = 0;
+	return json_string(buf);
 }

@@ -208,7 +208,7 @@ static json_t *report_json(const struct ctx *x, const struct sp_logread *rd, con
 			   const char *html, long train_marks)
 {
 	json_t *o = sp_summary_json(&x->sum);
-	json_object_set_new(o, "log", json_string(log));
+	json_object_set_new(o, "log", sp_json_text(log));
 	json_object_set_new(o, "rows", json_integer(rd->rows));
 	json_object_set_new(o, "first_bad_line", rd->first_bad_line ? json_integer(rd->first_bad_line) : json_null());
 	json_t *w = json_object();
@@ -227,8 +227,8 @@ static json_t *report_json(const struct ctx *x, const struct sp_logread *rd, con
 	}
 	json_object_set_new(o, "throttle_intervals", iv);
 	json_t *ch = json_object();
-	json_object_set_new(ch, "svg", svg ? json_string(svg) : json_null());
-	json_object_set_new(ch, "html", html ? json_string(html) : json_null());
+	json_object_set_new(ch, "svg", svg ? sp_json_text(svg) : json_null());
+	json_object_set_new(ch, "html", html ? sp_json_text(html) : json_null());
 	json_object_set_new(ch, "columns", json_integer(x->chart.ncols));
 	json_object_set_new(ch, "column_seconds", json_real(x->chart.w));
 	json_object_set_new(ch, "training_marks", train_marks >= 0 ? json_integer(train_marks) : json_null());
