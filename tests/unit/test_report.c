@@ -518,6 +518,18 @@ static void when_forms(void **st)
 	assert_int_equal(sp_parse_when("25:00", 0, 0, &t), -1);
 	assert_int_equal(sp_parse_when("2026-11-29T09:00:00+01:00junk", 0, 0, &t), -1);
 	assert_int_equal(sp_parse_when("", 0, 0, &t), -1);
+	/* days a month does not have are not the next month's */
+	assert_int_equal(sp_parse_when("2026-02-31", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("2026-04-31T10:00", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("2025-02-29", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("2024-02-29", 0, 0, &t), 0); /* a leap year */
+	assert_int_equal(sp_parse_when("2000-02-29", 0, 0, &t), 0);
+	assert_int_equal(sp_parse_when("02/30/2026 10:00:00", 0, 0, &t), -1);
+	/* Unix seconds past year 9999 are a typo, not a time (a chart axis at
+	 * 1e20 s has no room for a minute) */
+	assert_int_equal(sp_parse_when("99999999999999999999", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("253402300800", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("253402300799", 0, 0, &t), 0);
 }
 
 struct marks {
