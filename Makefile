@@ -224,6 +224,11 @@ tsan: build-tsan/test_gpuwatch $(BUILD)/libfake-nvml.so
 	elif [ $$rc -ne 0 ]; then echo "$$out"; exit 1; \
 	else echo "tsan: test_gpuwatch clean"; fi
 
+# the sampling loop soaked on its own (bench/bench_soak.sh)
+$(BUILD)/bench/soak_sampler: bench/soak_sampler.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # what `make check` adds to the unit and CLI suites
 check-extra: all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory werror

@@ -690,6 +690,12 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	static char buf[65536];
 	for (;;) {
 		double now = mono_now();
+		/* without a pidfd (kernels before 5.3), --pid is checked each turn */
+		if (!w->have_child && o->pid > 0 && pidfd < 0 && !job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
+			job_done = true;
+			t_done = now;
+			atomic_store(&w->job_alive, false);
+		}
 		if (!job_done && !stop && now >= next) {
 			take_sample(w);
 			next += o->interval_s;
@@ -772,12 +778,6 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			atomic_store(&w->job_alive, false);
 			close(pidfd);
 			pidfd = -1;
-		}
-		/* without a pidfd, --pid is checked at each sample */
-		if (!w->have_child && o->pid > 0 && pidfd < 0 && !job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
-			job_done = true;
-			t_done = mono_now();
-			atomic_store(&w->job_alive, false);
 		}
 	}
 	(void)interrupted;

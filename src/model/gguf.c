@@ -345,7 +345,12 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 				size_t kl = strlen(key);
 				for (size_t i = 0; i < N_ARCH_KEYS; i++) {
 					size_t sl = strlen(arch_keys[i].suffix);
-					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0) {
+					/* an architecture name has no '.': "mllama.vision.block_count"
+					 * is the vision tower's; and once general.architecture
+					 * is known, another prefix never replaces its value */
+					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0 &&
+					    !memchr(key, '.', kl - sl) &&
+					    (!g->arch[0] || (strlen(g->arch) == kl - sl && memcmp(key, g->arch, kl - sl) == 0))) {
 						*(int64_t *)((char *)g + arch_keys[i].off) = v;
 						snprintf(prefix[i], sizeof prefix[i], "%.*s", (int)(kl - sl), key);
 					}
@@ -443,15 +448,11 @@ int sp_gguf_parse(const unsigned char *buf, size_t len, struct sp_gguf_info *g, 
 int sp_gguf_read(const char *path, struct sp_gguf_info *g, char *err, size_t errlen)
 {
 	memset(g, 0, sizeof *g);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	uint64_t size;
+	int fd = sp_model_open(path, &size, err, errlen);
 	if (fd < 0)
-		return sp_model_err(err, errlen, path, "%s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return sp_model_err(err, errlen, path, "not a regular file");
-	}
-	struct rd r = { .fd = fd, .size = (uint64_t)st.st_size, .label = path, .err = err, .errlen = errlen };
+		return -1;
+	struct rd r = { .fd = fd, .size = size, .label = path, .err = err, .errlen = errlen };
 	r.buf = malloc(RBUF);
 	if (!r.buf) {
 		close(fd);

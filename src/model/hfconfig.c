@@ -72,30 +72,45 @@ json_t *sp_model_json(const char *buf, size_t len, const char *label, char *err,
 	return j;
 }
 
+int sp_model_open(const char *path, uint64_t *size, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return sp_model_err(err, errlen, path, "%s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return sp_model_err(err, errlen, path, "%s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return sp_model_err(err, errlen, path, "not a regular file");
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
 int sp_model_slurp(const char *path, size_t cap, char **buf, size_t *len, uint64_t *bytes_read,
 		   char *err, size_t errlen)
 {
 	*buf = NULL;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	uint64_t size;
+	int fd = sp_model_open(path, &size, err, errlen);
 	if (fd < 0)
-		return sp_model_err(err, errlen, path, "%s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		return -1;
+	if (size > cap) {
 		close(fd);
-		return sp_model_err(err, errlen, path, "not a regular file");
+		return sp_model_err(err, errlen, path, "file of %llu bytes exceeds the %zu-byte limit",
+				    (unsigned long long)size, cap);
 	}
-	if ((uint64_t)st.st_size > cap) {
-		close(fd);
-		return sp_model_err(err, errlen, path, "file of %lld bytes exceeds the %zu-byte limit",
-				    (long long)st.st_size, cap);
-	}
-	char *b = malloc((size_t)st.st_size + 1);
+	char *b = malloc((size_t)size + 1);
 	if (!b) {
 		close(fd);
 		return sp_model_err(err, errlen, path, "out of memory");
 	}
-	ssize_t r = sp_read_full(fd, b, (size_t)st.st_size);
+	ssize_t r = sp_read_full(fd, b, (size_t)size);
 	int e = errno;
 	close(fd);
 	if (r < 0) {

@@ -26,6 +26,11 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 int sp_model_slurp(const char *path, size_t cap, char **buf, size_t *len, uint64_t *bytes_read,
 		   char *err, size_t errlen);
 
+/* Open a file to read its header: O_CLOEXEC, and O_NONBLOCK so that a FIFO
+ * named as a model cannot block the open; anything but a regular file is
+ * refused. The fd, or -1 with err set; *size is the file's size. */
+int sp_model_open(const char *path, uint64_t *size, char *err, size_t errlen);
+
 /* The last path component, for messages and names. */
 const char *sp_model_basename(const char *path);
 

@@ -433,29 +433,26 @@ static void write_sensors(struct sp_prom *w, const struct sp_sample *s)
 	sp_spark_derive(s, &k);
 	if (!k.present)
 		return;
-	static const struct {
+	const struct {
 		const char *name, *help;
-		size_t ok_off, val_off;
+		bool ok;
+		double v;
 	} sk[] = {
-		{ "sparkops_spark_system_power_watts", "GB10 system power (spbm sys_total)",
-		  offsetof(struct sp_spark, sys_power_ok), offsetof(struct sp_spark, sys_power_w) },
-		{ "sparkops_spark_soc_power_watts", "GB10 SoC package power (spbm soc_pkg)",
-		  offsetof(struct sp_spark, soc_power_ok), offsetof(struct sp_spark, soc_power_w) },
-		{ "sparkops_spark_gpu_power_watts", "GB10 GPU power (spbm gpu)",
-		  offsetof(struct sp_spark, gpu_power_ok), offsetof(struct sp_spark, gpu_power_w) },
+		{ "sparkops_spark_system_power_watts", "GB10 system power (spbm sys_total)", k.sys_power_ok, k.sys_power_w },
+		{ "sparkops_spark_soc_power_watts", "GB10 SoC package power (spbm soc_pkg)", k.soc_power_ok, k.soc_power_w },
+		{ "sparkops_spark_gpu_power_watts", "GB10 GPU power (spbm gpu)", k.gpu_power_ok, k.gpu_power_w },
 		{ "sparkops_spark_pl1_power_watts", "GB10 PL1 controller average: the sustained power limit's reading",
-		  offsetof(struct sp_spark, pl1_ok), offsetof(struct sp_spark, pl1_w) },
+		  k.pl1_ok, k.pl1_w },
 		{ "sparkops_spark_pl1_cap_watts", "GB10 PL1 cap (140 W stock; 20 W is the USB-PD safety mode)",
-		  offsetof(struct sp_spark, pl1_cap_ok), offsetof(struct sp_spark, pl1_cap_w) },
-		{ "sparkops_spark_die_temp_celsius", "GB10 die temperature: the hottest acpitz zone",
-		  offsetof(struct sp_spark, die_temp_ok), offsetof(struct sp_spark, die_temp_c) },
+		  k.pl1_cap_ok, k.pl1_cap_w },
+		{ "sparkops_spark_die_temp_celsius", "GB10 die temperature: the hottest acpitz zone", k.die_temp_ok,
+		  k.die_temp_c },
 	};
 	for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
-		bool ok = *(const bool *)((const char *)&k + sk[i].ok_off);
-		if (!ok)
+		if (!sk[i].ok)
 			continue;
 		sp_prom_family(w, sk[i].name, GAUGE, sk[i].help);
-		sp_prom_sample(w, NULL, *(const double *)((const char *)&k + sk[i].val_off));
+		sp_prom_sample(w, NULL, sk[i].v);
 	}
 	if (k.pl1_ok && k.pl1_cap_ok && k.pl1_cap_w > 0) {
 		sp_prom_family(w, "sparkops_spark_pl1_cap_used_ratio", GAUGE, "PL1 average over its cap");

@@ -87,7 +87,11 @@ enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_o
 	if (!(span > 0))
 		span = 1;
 	uint64_t rnow = now->reasons_ok ? now->reasons : 0;
-	uint64_t rref = ref->reasons_ok ? ref->reasons : 0;
+	/* "new" is against the window's start and against the job at full speed
+	 * (the baseline): a reason that came on after the baseline counts even if
+	 * it came on a while before the rate fell */
+	const struct sp_attr_obs *base = a->have_baseline ? &a->base_obs : ref;
+	uint64_t rref = (ref->reasons_ok ? ref->reasons : 0) & (base->reasons_ok ? base->reasons : 0);
 
 	/* evidence that appeared in the window, strongest first */
 	bool thermal = false, power = false;
@@ -111,7 +115,8 @@ enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_o
 		return SP_AC_THERMAL;
 
 	bool pl1_now = !isnan(now->pl1_w) && now->pl1_cap_w > 0 && now->pl1_w >= SP_ATTR_PL1_AT_CAP * now->pl1_cap_w;
-	bool pl1_ref = !isnan(ref->pl1_w) && ref->pl1_cap_w > 0 && ref->pl1_w >= SP_ATTR_PL1_AT_CAP * ref->pl1_cap_w;
+	bool pl1_ref = !isnan(ref->pl1_w) && ref->pl1_cap_w > 0 && ref->pl1_w >= SP_ATTR_PL1_AT_CAP * ref->pl1_cap_w &&
+		       !isnan(base->pl1_w) && base->pl1_cap_w > 0 && base->pl1_w >= SP_ATTR_PL1_AT_CAP * base->pl1_cap_w;
 	if (pl1_now && !pl1_ref) {
 		power = true;
 		ev_add(ev, evlen, "PL1 average %.0f W at its %.0f W cap", now->pl1_w, now->pl1_cap_w);
@@ -252,6 +257,7 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 			a->have_baseline = a->baseline > 0;
 			a->temp_min_since_base = o->gpu_temp_c;
 			a->power_at_base = o->gpu_power_w;
+			a->base_obs = *o;
 			window_reset(a, o);
 		}
 		return SP_ATTR_NONE;

@@ -70,6 +70,7 @@ struct sp_attr {
 	double temp_min_since_ref;
 	/* the plateau test looks further back: since the baseline was set */
 	double temp_min_since_base, power_at_base;
+	struct sp_attr_obs base_obs; /* the sample that set the baseline: the job at full speed */
 	double pow_ring[SP_ATTR_PLATEAU_N];
 	int npow;
 };

@@ -71,10 +71,18 @@ static void __attribute__((noreturn)) relay_main(int in_out, int in_err, int cp_
 				in[i] = -1;
 				continue;
 			}
-			/* our stdout/stderr gone (closed terminal): keep draining so the
-			 * job is never blocked or killed by SIGPIPE on our account */
-			if (!dead[i] && put_all(i + 1, buf, (size_t)n) < 0)
+			if (!dead[i] && put_all(i + 1, buf, (size_t)n) < 0) {
+				if (errno == EPIPE) {
+					/* the reader went away (`sparkops run -- cmd | head`): pass
+					 * that on, as if the job wrote to that pipe itself */
+					close(in[i]);
+					in[i] = -1;
+					continue;
+				}
+				/* a hung-up terminal: keep draining, so the job is never
+				 * blocked on our account */
 				dead[i] = true;
+			}
 			if (cp[i] >= 0) {
 				ssize_t w = write(cp[i], buf, (size_t)n);
 				if (w < 0 && errno != EAGAIN && errno != EINTR) {

@@ -223,6 +223,17 @@ run $S report "$L/thermal-guard.csv" --training-log "$TL" --training-regex '^([0
 expect_jq '.chart.training_marks == 1' "--training-regex picks lines"
 run $S report "$L/thermal-guard.csv" --training-log "$TL" --training-regex 'no group'
 expect_rc 2 "a regex without a group"
+run sh -c '"$1" report "$2" --training-log - --json <"$3"' sh $S "$L/thermal-guard.csv" "$TL"
+expect_rc 0 "--training-log - reads stdin"
+expect_jq '.chart.training_marks == 4' "the same four marks from stdin"
+odd="$TMP/$(printf 'log\377')"
+cp "$L/thermal-guard.csv" "$odd.csv"
+run $S report "$odd.csv" --svg "$odd.svg" --json
+expect_rc 0 "a log path that is not UTF-8"
+expect_jq '(.log | test("log[?][.]csv$")) and (.chart.svg | test("log[?][.]svg$"))' "its path stays in the JSON, the odd byte as '?'"
+run sh -c '"$1" report - --training-log - <"$2"' sh $S "$L/thermal-guard.csv"
+expect_rc 2 "stdin cannot be both the log and the training log"
+expect_err "both" "the message says stdin is asked for twice"
 
 # --- the README's example is what the code draws today ----------------------------------------
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -230,6 +241,20 @@ sh "$top/scripts/docs-img.sh" "${BUILD_DIR#$top/}" "$TMP/example.svg"
 cmp -s "$TMP/example.svg" "$top/docs/img/report-example.svg"
 _report $? "docs/img/report-example.svg is up to date (make docs-img)"
 svg_checks "$TMP/example.svg" "README example"
+
+# --- end to end: a log written by `run` reads back as the same summary ------------------------------
+if $S run --help >/dev/null 2>&1; then
+	run env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$FIX/../fake-nvml/scenarios/gb10.scn" \
+		$S run --interval 1 --log "$TMP/e2e.csv" $(sysroot gb10-loaded) -- \
+		sh -c 'for i in 1 2 3; do echo " 30%|###   | 30/100 [00:10<00:20,  3.0${i}it/s]"; sleep 1; done'
+	sed -n '/^summary:/,$p' "$ERR" >"$TMP/run-summary"
+	run $S report "$TMP/e2e.csv" --svg "$TMP/e2e.svg"
+	expect_rc 0 "report reads what run wrote"
+	cmp -s "$OUT" "$TMP/run-summary"
+	_report $? "report prints the summary run printed"
+	xmllint --noout "$TMP/e2e.svg" 2>/dev/null && [ "$(xp "$TMP/e2e.svg" "count($R[@data-reason='sw_thermal_slowdown'])")" = 1 ]
+	_report $? "run's log charts with its thermal throttle shaded"
+fi
 
 # --- long runs: the chart stays small -------------------------------------------------------------------
 python3 "$MK" long "$TMP/day.csv" 24 30

@@ -60,9 +60,18 @@ python3 -c 'import sys; b=open("blob","rb").read(); e=open("berr2","rb").read();
 _report $? "binary stderr passes through byte for byte (the summary follows it)"
 [ ! -s bout2 ]
 _report $? "nothing of the job's stderr lands on stdout"
+$NONV $S run --log lyes.csv -- yes 2>yerr | head -3 >yout
+[ "$(wc -l <yout)" = 3 ] && grep -Eq 'ended +by signal \(signal 13' yerr
+_report $? "a closed reader ends the job as it would without sparkops (SIGPIPE)"
 echo "typed" | $NONV $S run --log lin.csv -- cat >inout 2>/dev/null
 grep -qx typed inout
 _report $? "stdin is the job's"
+
+# the job inherits none of sparkops' own descriptors (log, signalfd, pipes, guard, endpoint)
+sh -c 'ls /proc/$$/fd' </dev/null >fd_plain 2>/dev/null
+$NONV $S run --log lfd.csv --guard-min-free 1K --metrics-listen 127.0.0.1:0 -- sh -c 'ls /proc/$$/fd' </dev/null >fd_run 2>/dev/null
+cmp -s fd_plain fd_run
+_report $? "the job's descriptors are the same as without sparkops"
 
 # --- the log ----------------------------------------------------------------------------------
 run $NONV $S run --interval 0.1 --log lg.csv $IDLE -- $PC sleep 0.5

@@ -71,6 +71,13 @@ expect_jq '.ended_by == "exit" and .exit_code == 0' "summary JSON: ended_by and 
 expect_jq '.peak_pool_used_bytes > 0 and .guard_actions == []' "summary JSON: peak pool use, no guard actions"
 OUT=th.err
 expect_out 'slowdowns? .*thermal' "the stderr summary lists the episode"
+# report tells the same story from the log
+if $S report --help >/dev/null 2>&1; then
+	$S report th.csv >rep.txt 2>&1
+	tr '\r' '\n' <th.err | sed -n '/^summary:/,$p' >sum.txt
+	cmp -s rep.txt sum.txt
+	_report $? "'sparkops report' on the log prints the summary run printed"
+fi
 for f in th pw mem none; do cat $f.out; done >all.out
 [ ! -s all.out ]
 _report $? "the job's stdout stays empty (the bars are on stderr)"

@@ -186,13 +186,13 @@ static int read_response(int fd, struct rbuf *r)
 
 static int do_getk(const char *addr, int port, const char *path, int n)
 {
-	double *lat = calloc((size_t)n, sizeof *lat);
 	static struct rbuf r;
 	char req[512];
 	snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr);
 	int fd = mksock(addr, port, NULL, 0), ok = 0, fail = 0;
 	if (fd < 0)
 		return 1;
+	double *lat = calloc((size_t)n, sizeof *lat);
 	struct timeval tv = { 5, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	for (int i = 0; i < n; i++) {

@@ -61,6 +61,14 @@ static void tw_thermal(struct sp_attr_obs *o, double t, double drop)
 	if (t >= drop - 1)
 		o->reasons = SP_REASON_SW_THERMAL;
 }
+static void tw_power_plateau(struct sp_attr_obs *o, double t, double drop);
+/* on since well before the drop, but after the baseline: still new */
+static void tw_thermal_early(struct sp_attr_obs *o, double t, double drop)
+{
+	tw_power_plateau(o, t, drop);
+	if (t >= 13)
+		o->reasons = SP_REASON_SW_THERMAL;
+}
 static void tw_thermal_viol(struct sp_attr_obs *o, double t, double drop)
 {
 	o->viol_thermal_s = t < drop ? 5 : 5 + (t - drop + 1) * 0.8;
@@ -133,6 +141,7 @@ static void causes(void **st)
 	assert_int_equal(e, -1);
 	assert_int_equal(script(tw_thermal, &s, &e, false), SP_AC_THERMAL);
 	assert_int_equal(script(tw_thermal_viol, &s, &e, false), SP_AC_THERMAL);
+	assert_int_equal(script(tw_thermal_early, &s, &e, false), SP_AC_THERMAL);
 	assert_int_equal(script(tw_power_pl1, &s, &e, false), SP_AC_POWER_CAP);
 	assert_int_equal(script(tw_power_plateau, &s, &e, false), SP_AC_POWER_CAP);
 	assert_int_equal(script(tw_power_frozen_counter, &s, &e, false), SP_AC_UNKNOWN);

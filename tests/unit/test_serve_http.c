@@ -16,7 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "out/prom.h"
 #include "out/serve_http.h"
+
+#include <pthread.h>
 
 static void parse_addr(void **st)
 {
@@ -165,6 +168,60 @@ static void bad_address(void **st)
 	assert_int_equal(err, -EADDRNOTAVAIL);
 }
 
+/* the pattern docs/metrics.md gives run/watch: the loop's sample and job
+ * behind a mutex, served from the server thread */
+struct metrics_ctx {
+	pthread_mutex_t mu;
+	struct sp_sample s;
+	struct sp_prom_job job;
+	char command[64];
+};
+
+static size_t job_fill(char *buf, size_t cap, void *p)
+{
+	struct metrics_ctx *m = p;
+	struct sp_prom_info info = { .version = "1.2.3", .read_seconds = -1 };
+	pthread_mutex_lock(&m->mu);
+	size_t n = sp_prom_render(buf, cap, &m->s, &info, &m->job);
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
+static void run_watch_hook(void **st)
+{
+	(void)st;
+	static struct metrics_ctx m = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	m.s.mem.why = SP_OK;
+	m.s.mem.v[SP_MI_TOTAL] = 1000;
+	m.s.mem.have = 1ULL << SP_MI_TOTAL;
+	for (int r = 0; r < SP_PSI_N; r++)
+		m.s.psi[r].why = SP_MISSING;
+	m.s.gpu_status = SP_NO_DRIVER;
+	snprintf(m.command, sizeof m.command, "python");
+	m.job = (struct sp_prom_job){ .pid = 77, .command = m.command, .start_unix = -1, .rate_ok = true, .rate = 3,
+				      .baseline_ok = true, .baseline = 4, .cause_ok = true, .cause = SP_CAUSE_THERMAL };
+	struct sp_serve_opts o;
+	sp_serve_opts_init(&o);
+	o.listen = "127.0.0.1:0";
+	o.cache_s = 0;
+	int err = 0;
+	struct sp_server *srv = sp_serve_start(&o, job_fill, &m, &err);
+	assert_non_null(srv);
+	http(sp_serve_address(srv), "GET /metrics HTTP/1.0\r\n\r\n", resp, sizeof resp);
+	assert_non_null(strstr(resp, "\nsparkops_pool_total_bytes 1000\n"));
+	assert_non_null(strstr(resp, "\nsparkops_job_throughput_ratio 0.75\n"));
+	assert_non_null(strstr(resp, "\nsparkops_job_slowdown_cause{cause=\"thermal\"} 1\n"));
+	/* the loop updates under the lock; the next scrape sees it */
+	pthread_mutex_lock(&m.mu);
+	m.job.rate = 4;
+	m.job.cause = SP_CAUSE_NONE;
+	pthread_mutex_unlock(&m.mu);
+	http(sp_serve_address(srv), "GET /metrics HTTP/1.0\r\n\r\n", resp, sizeof resp);
+	assert_non_null(strstr(resp, "\nsparkops_job_throughput_ratio 1\n"));
+	assert_non_null(strstr(resp, "\nsparkops_job_slowdown_cause{cause=\"none\"} 1\n"));
+	sp_serve_stop(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +229,7 @@ int main(void)
 		cmocka_unit_test(serve_and_cache),
 		cmocka_unit_test(grows_and_fails),
 		cmocka_unit_test(bad_address),
+		cmocka_unit_test(run_watch_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
