@@ -102,10 +102,12 @@ run: deps
 	  echo; echo "== sparkops plan llama-3.1-8b --method lora"; \
 	  $(BIN) plan llama-3.1-8b --method lora || true; fi
 
+# the static/dynamic checks first, the sanitizer suite, then the plain suite
+# last, so the run ends on its "N passed, N failed" line
 check: deps-check
-	@$(MAKE) --no-print-directory test
-	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory check-extra
+	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory test
 
 HELPERS  := $(BUILD)/progress_child
 
