@@ -152,13 +152,17 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -Ifuzz $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"'
 FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
-FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o)
+FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o) $(ASRCS:%.S=build-fuzz/obj/%.o)
 
 .PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build-fuzz/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -c $< -o $@
 
 build-fuzz/libsparkops.a: $(FUZZ_OBJS)
 	@rm -f $@
@@ -215,10 +219,10 @@ valgrind: all
 	@scripts/valgrind-check.sh $(BUILD)
 
 # ThreadSanitizer on the GPU thread and its callers (tests/unit/test_gpuwatch.c)
-build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS)
+build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS) $(ASRCS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"' \
-	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) -lcmocka $(LDLIBS)
+	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) $(ASRCS) -lcmocka $(LDLIBS)
 tsan: build-tsan/test_gpuwatch $(BUILD)/libfake-nvml.so
 	@out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 $< 2>&1); rc=$$?; \
 	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'unexpected memory mapping'; then \
