@@ -52,6 +52,7 @@ static void *resolve(const char *const *names)
 		if (p && !dlerror())
 			return p;
 	}
+	dlerror(); /* free a failed lookup's message (see below) */
 	return NULL;
 }
 #define RESOLVE(field, ...) \
@@ -106,6 +107,10 @@ static int load(void)
 		const char *e = dlerror();
 		snprintf(N.detail, sizeof N.detail, "%s not found%s%s",
 			 env && *env ? env : "libnvidia-ml.so.1", e && env ? ": " : "", e && env ? e : "");
+		/* glibc keeps the message in a per-thread heap buffer until the next
+		 * dlerror() or the thread's end; free it now (LeakSanitizer saw it
+		 * when the process exited before the GPU thread did) */
+		dlerror();
 		return N.state;
 	}
 	RESOLVE(init, "nvmlInit_v2", "nvmlInit");
