@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,8 +38,9 @@ static const char help[] =
 	"                       reading on a busy machine; the process series are left out)\n"
 	SP_COMMON_HELP
 	"\n"
-	"exit: 0 after SIGINT/SIGTERM, 2 usage error or the address cannot be used\n"
-	"      (in use, not on this machine), 4 the port needs privileges\n";
+	"exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded or the server\n"
+	"      cannot start (no memory, no file descriptors), 2 usage error or the address\n"
+	"      cannot be used (in use, not on this machine), 4 the port needs privileges\n";
 
 struct collector {
 	struct sp_sample s;
@@ -144,7 +146,10 @@ int cmd_serve(int argc, char **argv)
 			return SP_EXIT_TROUBLE;
 		}
 		sp_error("'%s': cannot listen: %s", so.listen, sp_serve_strerror(err));
-		return SP_EXIT_USAGE;
+		/* the address is the user's to change; out of memory or of file
+		 * descriptors is the machine's trouble */
+		bool address = err == -EADDRINUSE || err == -EADDRNOTAVAIL || err == -EINVAL || err == -EAFNOSUPPORT;
+		return address ? SP_EXIT_USAGE : SP_EXIT_TROUBLE;
 	}
 	sp_note("serving http://%s/metrics", sp_serve_address(srv));
 	int sig = 0;
