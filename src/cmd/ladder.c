@@ -2,7 +2,7 @@
 /* sparkops ladder — work an out-of-memory failure in the right order, and do
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "ladder/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"

@@ -3,7 +3,7 @@
  * chart. One streaming pass over the log with fixed memory (the line buffer,
  * the summary, and the chart's columns: see out/chart.h). */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "out/chart.h"
 #include "out/svg.h"
 #include "util/fileio.h"

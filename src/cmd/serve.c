@@ -2,7 +2,7 @@
 /* sparkops serve — the exposition of `sparkops metrics` over HTTP, in the
  * foreground (for systemd), until SIGINT/SIGTERM. */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/probe.h"
@@ -51,9 +51,8 @@ struct collector {
 static size_t fill(char *buf, size_t cap, void *ctx)
 {
 	struct collector *col = ctx;
-	double t0 = sp_mono_now();
-	sp_sample_read(&col->s, &col->ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, sp_mono_now() - t0, !(col->ro.what & SP_READ_PROCS) };
+	struct sp_prom_info info;
+	sp_prom_read(&col->s, &col->ro, &info);
 	return sp_prom_render(buf, cap, &col->s, &info, NULL);
 }
 
