@@ -575,7 +575,9 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 		json_t *x;
 		json_array_foreach(mol, i, x)
 		{
-			if (json_is_integer(x) && n_dense_only < 256)
+			if (i >= sizeof dense_only / sizeof dense_only[0])
+				break;
+			if (json_is_integer(x))
 				dense_only[n_dense_only++] = (int)json_integer_value(x);
 		}
 	}
