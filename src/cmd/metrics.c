@@ -100,7 +100,7 @@ int cmd_metrics(int argc, char **argv)
 		sp_usage_error("metrics", "--textfile: '%s' is too long", dir);
 
 	struct sp_sample *s = calloc(1, sizeof *s);
-	size_t cap = 128 * 1024;
+	size_t cap = (size_t)128 * 1024;
 	char *buf = malloc(cap);
 	if (!s || !buf)
 		sp_die(SP_EXIT_IO, "out of memory");
