@@ -127,7 +127,8 @@ int sp_catalog_parse(const char *buf, size_t len, const char *label, const char 
 			}
 		}
 		*list = l;
-		*n = cnt;
+		if (n)
+			*n = cnt;
 	}
 	rc = 0;
 out:
