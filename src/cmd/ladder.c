@@ -2,7 +2,7 @@
 /* sparkops ladder — work an out-of-memory failure in the right order, and do
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "ladder/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
@@ -155,14 +155,12 @@ static int state_setup(struct state_ctx *c, const struct opts *o)
 	if (o->job) {
 		snprintf(c->job, sizeof c->job, "%s", o->job);
 	} else {
+		/* the log's real path, else the working directory */
 		char abs[PATH_MAX];
-		if (o->log && strcmp(o->log, "-") != 0 && realpath(o->log, abs)) {
+		if ((o->log && strcmp(o->log, "-") != 0 && realpath(o->log, abs)) || getcwd(abs, sizeof abs))
 			sp_ladder_job_from_path(abs, c->job, sizeof c->job);
-		} else if (getcwd(abs, sizeof abs)) {
-			sp_ladder_job_from_path(abs, c->job, sizeof c->job);
-		} else {
+		else
 			snprintf(c->job, sizeof c->job, "default");
-		}
 	}
 	c->have_path = false;
 	if (sp_ladder_state_dir(c->dir, sizeof c->dir) < 0) {
@@ -447,7 +445,8 @@ int cmd_ladder(int argc, char **argv)
 	sp_sample_read(&s, &ro);
 
 	/* what happened */
-	char cg_evidence[400] = "";
+	static char cg_evidence[400]; /* r is static and points at it */
+	cg_evidence[0] = 0;
 	if (r.log) {
 		r.kind = log.kind;
 		r.phase = log.phase;

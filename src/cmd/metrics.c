@@ -3,7 +3,7 @@
  * DIR/sparkops.prom (atomically) for node_exporter's textfile collector,
  * again every --interval until SIGINT/SIGTERM. */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "out/prom.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
@@ -42,9 +42,8 @@ static const char help[] =
 /* Read the machine and render; the buffer grows only when an exposition outgrows it. */
 static size_t collect(struct sp_sample *s, const struct sp_read_opts *ro, char **buf, size_t *cap)
 {
-	double t0 = sp_mono_now();
-	sp_sample_read(s, ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, sp_mono_now() - t0, !(ro->what & SP_READ_PROCS) };
+	struct sp_prom_info info;
+	sp_prom_read(s, ro, &info);
 	for (;;) {
 		size_t n = sp_prom_render(*buf, *cap, s, &info, NULL);
 		if (n < *cap)
@@ -101,7 +100,7 @@ int cmd_metrics(int argc, char **argv)
 		sp_usage_error("metrics", "--textfile: '%s' is too long", dir);
 
 	struct sp_sample *s = calloc(1, sizeof *s);
-	size_t cap = 128 * 1024;
+	size_t cap = (size_t)128 * 1024;
 	char *buf = malloc(cap);
 	if (!s || !buf)
 		sp_die(SP_EXIT_IO, "out of memory");

@@ -3,7 +3,7 @@
  * chart. One streaming pass over the log with fixed memory (the line buffer,
  * the summary, and the chart's columns: see out/chart.h). */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "out/chart.h"
 #include "out/svg.h"
 #include "util/fileio.h"
@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -194,8 +195,17 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 	return 0;
 }
 
+/* the log's identity: an output path naming the log itself is refused */
+static struct stat log_st;
+static bool log_st_ok;
+
 static int write_out(const char *path, const char *data, size_t len)
 {
+	struct stat st;
+	if (log_st_ok && stat(path, &st) == 0 && st.st_dev == log_st.st_dev && st.st_ino == log_st.st_ino) {
+		sp_error("'%s' is the log itself: not overwriting it", path);
+		return SP_EXIT_USAGE;
+	}
 	int rc = sp_write_atomic(path, data, len, 0644);
 	if (rc < 0) {
 		sp_error("'%s': %s", path, strerror(-rc));
@@ -314,6 +324,7 @@ int cmd_report(int argc, char **argv)
 		rc = SP_EXIT_USAGE;
 		goto out;
 	}
+	log_st_ok = fstat(fd, &log_st) == 0 && S_ISREG(log_st.st_mode);
 	int e = read_log(fd, rd);
 	if (fd != STDIN_FILENO)
 		close(fd);

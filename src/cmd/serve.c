@@ -2,7 +2,7 @@
 /* sparkops serve — the exposition of `sparkops metrics` over HTTP, in the
  * foreground (for systemd), until SIGINT/SIGTERM. */
 #include "cmd/cli.h"
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/probe.h"
@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,8 +38,9 @@ static const char help[] =
 	"                       reading on a busy machine; the process series are left out)\n"
 	SP_COMMON_HELP
 	"\n"
-	"exit: 0 after SIGINT/SIGTERM, 2 usage error or the address cannot be used\n"
-	"      (in use, not on this machine), 4 the port needs privileges\n";
+	"exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded or the server\n"
+	"      cannot start (no memory, no file descriptors), 2 usage error or the address\n"
+	"      cannot be used (in use, not on this machine), 4 the port needs privileges\n";
 
 struct collector {
 	struct sp_sample s;
@@ -49,9 +51,8 @@ struct collector {
 static size_t fill(char *buf, size_t cap, void *ctx)
 {
 	struct collector *col = ctx;
-	double t0 = sp_mono_now();
-	sp_sample_read(&col->s, &col->ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, sp_mono_now() - t0, !(col->ro.what & SP_READ_PROCS) };
+	struct sp_prom_info info;
+	sp_prom_read(&col->s, &col->ro, &info);
 	return sp_prom_render(buf, cap, &col->s, &info, NULL);
 }
 
@@ -144,7 +145,10 @@ int cmd_serve(int argc, char **argv)
 			return SP_EXIT_TROUBLE;
 		}
 		sp_error("'%s': cannot listen: %s", so.listen, sp_serve_strerror(err));
-		return SP_EXIT_USAGE;
+		/* the address is the user's to change; out of memory or of file
+		 * descriptors is the machine's trouble */
+		bool address = err == -EADDRINUSE || err == -EADDRNOTAVAIL || err == -EINVAL || err == -EAFNOSUPPORT;
+		return address ? SP_EXIT_USAGE : SP_EXIT_TROUBLE;
 	}
 	sp_note("serving http://%s/metrics", sp_serve_address(srv));
 	int sig = 0;

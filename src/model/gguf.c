@@ -137,7 +137,7 @@ static int rd_skip(struct rd *r, uint64_t n, const char *what)
 
 static int rd_u32(struct rd *r, uint32_t *v, const char *what)
 {
-	unsigned char b[4];
+	unsigned char b[4] = { 0 };
 	if (rd_bytes(r, b, 4, what))
 		return -1;
 	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -146,7 +146,7 @@ static int rd_u32(struct rd *r, uint32_t *v, const char *what)
 
 static int rd_u64(struct rd *r, uint64_t *v, const char *what)
 {
-	unsigned char b[8];
+	unsigned char b[8] = { 0 };
 	if (rd_bytes(r, b, 8, what))
 		return -1;
 	uint64_t x = 0;
@@ -205,7 +205,7 @@ static int int_value(struct rd *r, uint32_t t, int64_t *v, int *rc)
 	for (int i = (int)gt_size[t] - 1; i >= 0; i--)
 		u = u << 8 | b[i];
 	switch (t) {
-	case GT_I8: *v = (int8_t)u; break;
+	case GT_I8: *v = (int64_t)(u & 0x7f) - (int64_t)(u & 0x80); break; /* sign-extended */
 	case GT_I16: *v = (int16_t)u; break;
 	case GT_I32: *v = (int32_t)u; break;
 	case GT_I64: *v = (int64_t)u; break;
@@ -433,7 +433,7 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 	if (data_end > 0 && (data_end > r->size || g->data_offset > r->size - data_end))
 		return sp_model_err(r->err, r->errlen, r->label,
 				    "tensor data ends at byte %llu, past the end of the file (%llu bytes)",
-				    (unsigned long long)(g->data_offset + data_end), (unsigned long long)r->size);
+				    (unsigned long long)g->data_offset + data_end, (unsigned long long)r->size);
 	g->bytes_read = r->mem ? r->off : r->bytes_read;
 	return 0;
 }
@@ -550,7 +550,9 @@ static int split_parts(const char *path, size_t *stem, int *count)
 		return 0;
 	const char *t = path + n - tail;
 	int a, b, used = 0;
-	if (sscanf(t, "-%5d-of-%5d.gguf%n", &a, &b, &used) != 2 || (size_t)used != tail || b < 1 || a < 1 || a > b)
+	/* widths bound the numbers, %n checks the whole tail was the pattern */
+	if (sscanf(t, "-%5d-of-%5d.gguf%n", &a, &b, &used) != 2 || // NOLINT(cert-err34-c)
+	    (size_t)used != tail || b < 1 || a < 1 || a > b)
 		return 0;
 	*stem = (size_t)(t - path);
 	*count = b;

@@ -8,8 +8,8 @@
 #include <stdarg.h>
 
 /* Caps on untrusted sizes, checked before any allocation. */
-#define SP_CONFIG_MAX_BYTES   (16u * 1024 * 1024)    /* config.json, index.json */
-#define SP_CATALOG_MAX_BYTES  (16u * 1024 * 1024)
+#define SP_CONFIG_MAX_BYTES   ((size_t)16 * 1024 * 1024)    /* config.json, index.json */
+#define SP_CATALOG_MAX_BYTES  ((size_t)16 * 1024 * 1024)
 #define SP_ST_HEADER_MAX      100000000ull           /* the safetensors reference limit */
 
 /* err = "'label': problem" (label may be NULL: just the problem). Returns -1. */

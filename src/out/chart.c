@@ -79,7 +79,7 @@ int sp_iso_offset(const char *iso, long *offset_s)
 static void widen(struct sp_chart *c)
 {
 	int n = c->ncols, half = (n + 1) / 2;
-	static const struct sp_cell none;
+	const struct sp_cell none = { 0, 0, 0 };
 	for (int s = 0; s < SP_S_N; s++) {
 		for (int i = 0; i < half; i++) {
 			struct sp_cell a = *cell(c, s, 2 * i), b = 2 * i + 1 < n ? *cell(c, s, 2 * i + 1) : none, m;

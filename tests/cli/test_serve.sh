@@ -25,6 +25,9 @@ expect_rc 2 "a typo in an option"
 expect_err "^sparkops: unknown option '--lisen'$" "the typo is named"
 [ "$(grep -c . "$ERR")" = 2 ]
 _report $? "one error line and one hint"
+run sh -c 'ulimit -n 4; exec "$1" serve --listen 127.0.0.1:0' sh $S
+expect_rc 1 "no file descriptor for the socket is trouble, not a usage error"
+expect_err "cannot listen: Too many open files" "and it is said"
 run $S serve --listen
 expect_rc 2 "--listen without its value"
 expect_err "^sparkops: option '--listen' needs a value$" "the option missing its value is named"

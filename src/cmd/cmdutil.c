@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "cmd/cmdopt.h"
+#include "cmd/cmdutil.h"
 #include "cmd/cli.h"
+#include "out/prom.h"
+#include "probe/probe.h"
 #include "util/units.h"
 
 #include <getopt.h>
@@ -52,4 +54,11 @@ json_t *sp_json_text(const char *txt)
 		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
 	buf[i] = 0;
 	return json_string(buf);
+}
+
+void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info)
+{
+	double t0 = sp_mono_now();
+	sp_sample_read(s, ro);
+	*info = (struct sp_prom_info){ SPARKOPS_VERSION, sp_mono_now() - t0, !(ro->what & SP_READ_PROCS) };
 }

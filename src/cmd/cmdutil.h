@@ -2,9 +2,10 @@
 /* What ladder, report, metrics and serve share: one message for a bad option
  * that names it (getopt's own complaint is off: opterr = 0 and an optstring
  * starting with ':'), the reading options of the commands that take a sample
- * (--reserve, --min-rss, --no-processes), and a JSON string from any bytes. */
-#ifndef SP_CMDOPT_H
-#define SP_CMDOPT_H
+ * (--reserve, --min-rss, --no-processes), a JSON string from any bytes, and
+ * one timed reading for the Prometheus exposition. */
+#ifndef SP_CMDUTIL_H
+#define SP_CMDUTIL_H
 #include "probe/sample.h"
 
 #include <jansson.h>
@@ -32,4 +33,9 @@ int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro
  * from /proc): invalid UTF-8 and control bytes become '?', so the key is
  * never silently dropped (json_string answers NULL for invalid UTF-8). */
 json_t *sp_json_text(const char *txt);
+
+/* Read the machine into s and fill what the exposition says about itself
+ * (the version, the read's duration, whether processes were skipped). */
+struct sp_prom_info;
+void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info);
 #endif
