@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <string.h>
 
 void sp_opt_begin(void)
 {
@@ -19,9 +20,15 @@ void sp_opt_bad(const char *cmd, int c, char **argv)
 	const char *arg = argv[optind - 1];
 	if (c == ':')
 		sp_usage_error(cmd, "option '%s' needs a value", arg);
-	if (optopt > 0 && optopt < 128)
-		sp_usage_error(cmd, "unknown option '-%c'", optopt);
-	sp_usage_error(cmd, "unknown option '%s'", arg);
+	if (strncmp(arg, "--", 2) == 0) {
+		/* "--json=1": getopt_long names a known option in optopt */
+		const char *eq = strchr(arg, '=');
+		int name_len = eq ? (int)(eq - arg) : (int)strlen(arg);
+		if (eq && optopt)
+			sp_usage_error(cmd, "option '%.*s' takes no value", name_len, arg);
+		sp_usage_error(cmd, "unknown option '%.*s'", name_len, arg);
+	}
+	sp_usage_error(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
 }
 
 int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro)

@@ -15,8 +15,9 @@
 
 /* Sets opterr = 0 and optind = 1: call before the getopt_long loop. */
 void sp_opt_begin(void);
-/* getopt_long returned ':' (a value missing) or '?' (an unknown option):
- * "option '--x' needs a value" / "unknown option '--x'", then exit 2. */
+/* getopt_long returned ':' (a value missing) or '?' (an unknown option, or
+ * a value given to one that takes none): "option '--x' needs a value",
+ * "option '--x' takes no value", "unknown option '--x'", then exit 2. */
 void sp_opt_bad(const char *cmd, int c, char **argv) __attribute__((noreturn));
 
 /* Long options for the reading options; their codes clash with nothing. */
