@@ -52,19 +52,6 @@ int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro
 	}
 }
 
-json_t *sp_json_text(const char *txt)
-{
-	json_t *j = json_string(txt);
-	if (j)
-		return j;
-	char buf[PATH_MAX];
-	size_t i = 0;
-	for (; txt[i] && i + 1 < sizeof buf; i++)
-		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
-	buf[i] = 0;
-	return json_string(buf);
-}
-
 void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info)
 {
 	double t0 = sp_mono_now();

@@ -6,6 +6,7 @@
  * one timed reading for the Prometheus exposition. */
 #ifndef SP_CMDUTIL_H
 #define SP_CMDUTIL_H
+#include "out/sample_json.h" /* sp_json_text */
 #include "probe/sample.h"
 
 #include <jansson.h>
@@ -36,10 +37,6 @@ int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro
  * log and training log). 0, or -errno of the failed read. */
 int sp_feed_fd(int fd, int (*feed)(void *ctx, const char *buf, size_t len), void *ctx);
 
-/* A JSON string from text that may hold any bytes (a path, a process name
- * from /proc): invalid UTF-8 and control bytes become '?', so the key is
- * never silently dropped (json_string answers NULL for invalid UTF-8). */
-json_t *sp_json_text(const char *txt);
 
 /* Read the machine into s and fill what the exposition says about itself
  * (the version, the read's duration, whether processes were skipped). */
