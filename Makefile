@@ -102,10 +102,12 @@ run: deps
 	  echo; echo "== sparkops plan llama-3.1-8b --method lora"; \
 	  $(BIN) plan llama-3.1-8b --method lora || true; fi
 
+# the static/dynamic checks first, the sanitizer suite, then the plain suite
+# last, so the run ends on its "N passed, N failed" line
 check: deps-check
-	@$(MAKE) --no-print-directory test
-	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory check-extra
+	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory test
 
 HELPERS  := $(BUILD)/progress_child
 
@@ -150,13 +152,17 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -Ifuzz $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"'
 FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
-FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o)
+FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o) $(ASRCS:%.S=build-fuzz/obj/%.o)
 
 .PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build-fuzz/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -c $< -o $@
 
 build-fuzz/libsparkops.a: $(FUZZ_OBJS)
 	@rm -f $@
@@ -213,16 +219,21 @@ valgrind: all
 	@scripts/valgrind-check.sh $(BUILD)
 
 # ThreadSanitizer on the GPU thread and its callers (tests/unit/test_gpuwatch.c)
-build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS)
+build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS) $(ASRCS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"' \
-	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) -lcmocka $(LDLIBS)
+	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) $(ASRCS) -lcmocka $(LDLIBS)
 tsan: build-tsan/test_gpuwatch $(BUILD)/libfake-nvml.so
 	@out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 $< 2>&1); rc=$$?; \
 	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'unexpected memory mapping'; then \
 	  echo "tsan: skipped (this kernel's address layout is not supported by ThreadSanitizer)"; \
 	elif [ $$rc -ne 0 ]; then echo "$$out"; exit 1; \
 	else echo "tsan: test_gpuwatch clean"; fi
+
+# the sampling loop soaked on its own (bench/bench_soak.sh)
+$(BUILD)/bench/soak_sampler: bench/soak_sampler.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # what `make check` adds to the unit and CLI suites
 check-extra: all $(UNIT_BINS)

@@ -1,6 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Soak: does sparkops stay flat over a long run? A benchmark, not a test.
+#  0. the sampling loop itself (bench/soak_sampler.c: hardened, one sample a
+#     second, as watch will run it), with a sane driver and with a driver
+#     that hangs forever, for SOAK_MINUTES each
 #  1. `sparkops watch --interval 1` for SOAK_MINUTES
 #  2. `sparkops serve` scraped SOAK_RATE times a second for SOAK_MINUTES
 # For each: resident memory (VmRSS), open file descriptors and CPU time per
@@ -46,6 +49,23 @@ serve_args() {
 }
 
 ran=0
+SAMPLER="$top/$BUILD/bench/soak_sampler"
+if make -s -C "$top" BUILD="$BUILD" "$BUILD/bench/soak_sampler" >/dev/null 2>&1; then
+	secs=$(python3 -c "print(int(float('$SOAK_MINUTES') * 60))")
+	roots_env=""
+	[ "${SOAK_LIVE:-0}" = 1 ] || roots_env="SPARKOPS_PROCFS=$top/tests/fixtures/gb10-loaded/proc SPARKOPS_SYSFS=$top/tests/fixtures/gb10-loaded/sys"
+	echo "soak sampler: sane driver (${FAKE_NVML_SCENARIO:+fake }NVML), ${secs} s"
+	# shellcheck disable=SC2086
+	env $roots_env "$SAMPLER" "$secs" 1000 500
+	if [ -f "$top/$BUILD/libfake-nvml.so" ]; then
+		echo "soak sampler: a driver that never answers (hang.scn), ${secs} s"
+		# shellcheck disable=SC2086
+		env $roots_env SPARKOPS_NVML_LIB="$top/$BUILD/libfake-nvml.so" \
+			FAKE_NVML_SCENARIO="$top/tests/fake-nvml/scenarios/hang.scn" "$SAMPLER" "$secs" 1000 500
+	fi
+else
+	echo "soak: skipped the sampler loop (could not build $SAMPLER)"
+fi
 if "$S" watch --help >/dev/null 2>&1; then
 	ran=1
 	# shellcheck disable=SC2086

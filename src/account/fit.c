@@ -35,10 +35,10 @@ uint64_t sp_need(const struct sp_footprint *f)
 /* ---- anchors ------------------------------------------------------------------ */
 
 static const struct sp_anchor anchors[] = {
-	{ "70b-qlora", "70B QLoRA: about 40 GB", SP_METHOD_QLORA, 70e9, 40e9, 0 },
-	{ "27b-lora", "27B LoRA: fits a Spark at packing <= 1024", SP_METHOD_LORA, 27e9, 0, 1024 },
-	{ "9b-full", "9B full fine-tune: fits a Spark comfortably", SP_METHOD_FULL, 9e9, 0, 0 },
-	{ "gpt-oss-120b-lora", "gpt-oss-120b NVFP4 LoRA: about 68 GB", SP_METHOD_LORA, 117e9, 68e9, 0 },
+	{ "70b-qlora", "70B QLoRA: about 40 GB", 70e9, 40e9, SP_METHOD_QLORA, 0 },
+	{ "27b-lora", "27B LoRA: fits a Spark at packing <= 1024", 27e9, 0, SP_METHOD_LORA, 1024 },
+	{ "9b-full", "9B full fine-tune: fits a Spark comfortably", 9e9, 0, SP_METHOD_FULL, 0 },
+	{ "gpt-oss-120b-lora", "gpt-oss-120b NVFP4 LoRA: about 68 GB", 117e9, 68e9, SP_METHOD_LORA, 0 },
 };
 
 static int method_class(enum sp_method m)

@@ -35,9 +35,9 @@ uint64_t sp_need(const struct sp_footprint *f);
 struct sp_anchor {
 	const char *name;      /* "70b-qlora" */
 	const char *text;      /* "70B QLoRA: about 40 GB" */
-	enum sp_method method;
 	double params;         /* the model size it speaks of */
 	double figure_bytes;   /* 0: the anchor says "fits", not a number */
+	enum sp_method method;
 	int max_seq;           /* the anchor's packing bound (0: none) */
 };
 const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const struct sp_plan_opts *o);

@@ -2,6 +2,7 @@
 /* sparkops ladder — work an out-of-memory failure in the right order, and do
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "ladder/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
@@ -154,14 +155,12 @@ static int state_setup(struct state_ctx *c, const struct opts *o)
 	if (o->job) {
 		snprintf(c->job, sizeof c->job, "%s", o->job);
 	} else {
+		/* the log's real path, else the working directory */
 		char abs[PATH_MAX];
-		if (o->log && strcmp(o->log, "-") != 0 && realpath(o->log, abs)) {
+		if ((o->log && strcmp(o->log, "-") != 0 && realpath(o->log, abs)) || getcwd(abs, sizeof abs))
 			sp_ladder_job_from_path(abs, c->job, sizeof c->job);
-		} else if (getcwd(abs, sizeof abs)) {
-			sp_ladder_job_from_path(abs, c->job, sizeof c->job);
-		} else {
+		else
 			snprintf(c->job, sizeof c->job, "default");
-		}
 	}
 	c->have_path = false;
 	if (sp_ladder_state_dir(c->dir, sizeof c->dir) < 0) {
@@ -174,21 +173,6 @@ static int state_setup(struct state_ctx *c, const struct opts *o)
 }
 
 /* ---- output -------------------------------------------------------------------------- */
-
-/* a JSON string from text that may hold any bytes (a process name from
- * /proc, a path from the environment): non-ASCII bytes become '?' */
-static json_t *jstr(const char *txt)
-{
-	json_t *j = json_string(txt);
-	if (j)
-		return j;
-	char buf[PATH_MAX];
-	size_t i = 0;
-	for (; txt[i] && i + 1 < sizeof buf; i++)
-		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
-	buf[i] = 0;
-	return json_string(buf);
-}
 
 static json_t *u64_json(struct sp_u64 f)
 {
@@ -230,8 +214,8 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
-	json_object_set_new(root, "job", jstr(c->job));
-	json_object_set_new(root, "state_file", c->have_path ? jstr(c->path) : json_null());
+	json_object_set_new(root, "job", sp_json_text(c->job));
+	json_object_set_new(root, "state_file", c->have_path ? sp_json_text(c->path) : json_null());
 	json_object_set_new(root, "phase", json_string(sp_oom_phase_key(r->phase)));
 	json_object_set_new(root, "phase_reason", r->phase_why && r->phase_why[0] ? json_string(r->phase_why) : json_null());
 	json_object_set_new(root, "failure", json_string(sp_oom_kind_key(r->kind)));
@@ -239,7 +223,7 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 	if (r->evidence && r->evidence[0]) {
 		json_t *e = json_object();
 		json_object_set_new(e, "line", r->evidence_line ? json_integer((json_int_t)r->evidence_line) : json_null());
-		json_object_set_new(e, "text", jstr(r->evidence));
+		json_object_set_new(e, "text", sp_json_text(r->evidence));
 		json_object_set_new(root, "evidence", e);
 	} else {
 		json_object_set_new(root, "evidence", json_null());
@@ -271,14 +255,14 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 		const struct sp_competitor *k = &r->comp[i];
 		json_t *o = json_object();
 		json_object_set_new(o, "pid", json_integer(k->proc->pid));
-		json_object_set_new(o, "name", jstr(k->proc->name));
+		json_object_set_new(o, "name", sp_json_text(k->proc->name));
 		json_object_set_new(o, "kind", json_string(sp_proc_kind_name(k->proc->kind)));
-		json_object_set_new(o, "holds_bytes", json_integer((json_int_t)k->holds_bytes));
+		json_object_set_new(o, "holds_bytes", k->holds_ok ? json_integer((json_int_t)k->holds_bytes) : json_null());
 		json_object_set_new(o, "cap_fraction", k->proc->has_cap ? json_real(k->proc->cap_frac) : json_null());
 		json_object_set_new(o, "cap_default", json_boolean(k->proc->has_cap && k->proc->cap_default));
 		json_object_set_new(o, "suspect", json_boolean(k->suspect));
-		json_object_set_new(o, "judgement", jstr(k->judgement));
-		json_object_set_new(o, "action", k->action[0] ? jstr(k->action) : json_null());
+		json_object_set_new(o, "judgement", sp_json_text(k->judgement));
+		json_object_set_new(o, "action", k->action[0] ? sp_json_text(k->action) : json_null());
 		json_array_append_new(ca, o);
 	}
 	json_object_set_new(root, "concurrent", ca);
@@ -290,9 +274,9 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 	json_object_set_new(root, "counted_tried", r->counted_tried ? json_integer(r->counted_tried) : json_null());
 	json_object_set_new(root, "next_rung", r->next ? json_integer(r->next) : json_null());
 	json_object_set_new(root, "next_rung_title", json_string(sp_ladder_rung_title_for(r->next, &r->facts)));
-	json_object_set_new(root, "before_next_rung", r->before[0] ? jstr(r->before) : json_null());
-	json_object_set_new(root, "change", jstr(r->change));
-	json_object_set_new(root, "advice", jstr(r->advice));
+	json_object_set_new(root, "before_next_rung", r->before[0] ? sp_json_text(r->before) : json_null());
+	json_object_set_new(root, "change", sp_json_text(r->change));
+	json_object_set_new(root, "advice", sp_json_text(r->advice));
 	if (r->applied) {
 		json_object_set_new(root, "freed_bytes", json_integer((json_int_t)r->flush.freed_bytes));
 		json_object_set_new(root, "page_cache_before_bytes", json_integer((json_int_t)r->flush.cache_before));
@@ -409,8 +393,8 @@ int cmd_ladder(int argc, char **argv)
 	};
 	struct opts o = { 0 };
 	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	sp_opt_begin();
+	while ((ch = getopt_long(argc, argv, SP_OPTSTRING, lopts, NULL)) != -1) {
 		if (sp_common_opt(ch, optarg))
 			continue;
 		switch (ch) {
@@ -427,7 +411,7 @@ int cmd_ladder(int argc, char **argv)
 		case 'f': o.force = true; break;
 		case 'j': o.json = true; break;
 		case 'h': return sp_print_help(help);
-		default: sp_usage_error("ladder", "unknown option");
+		default: sp_opt_bad("ladder", ch, argv);
 		}
 	}
 	if (optind < argc)
@@ -461,7 +445,8 @@ int cmd_ladder(int argc, char **argv)
 	sp_sample_read(&s, &ro);
 
 	/* what happened */
-	char cg_evidence[400] = "";
+	static char cg_evidence[400]; /* r is static and points at it */
+	cg_evidence[0] = 0;
 	if (r.log) {
 		r.kind = log.kind;
 		r.phase = log.phase;
@@ -518,7 +503,7 @@ int cmd_ladder(int argc, char **argv)
 			json_object_set_new(j, "rung", json_integer(o.apply));
 			json_object_set_new(j, "applied", json_false());
 			json_object_set_new(j, "title", json_string(sp_ladder_rung_title_for(o.apply, &f)));
-			json_object_set_new(j, "change", jstr(r.change));
+			json_object_set_new(j, "change", sp_json_text(r.change));
 			json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 			fputc('\n', stdout);
 			json_decref(j);

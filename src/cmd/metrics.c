@@ -3,6 +3,7 @@
  * DIR/sparkops.prom (atomically) for node_exporter's textfile collector,
  * again every --interval until SIGINT/SIGTERM. */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "out/prom.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
@@ -38,19 +39,11 @@ static const char help[] =
 	"\n"
 	"exit: 0 ok (also after SIGINT/SIGTERM), 2 usage error, 5 the output could not be written\n";
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Read the machine and render; the buffer grows only when an exposition outgrows it. */
 static size_t collect(struct sp_sample *s, const struct sp_read_opts *ro, char **buf, size_t *cap)
 {
-	double t0 = mono();
-	sp_sample_read(s, ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0, !(ro->what & SP_READ_PROCS) };
+	struct sp_prom_info info;
+	sp_prom_read(s, ro, &info);
 	for (;;) {
 		size_t n = sp_prom_render(*buf, *cap, s, &info, NULL);
 		if (n < *cap)
@@ -68,9 +61,7 @@ int cmd_metrics(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "textfile", required_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "reserve", required_argument, NULL, 'r' },
-		{ "min-rss", required_argument, NULL, 'm' },
-		{ "no-processes", no_argument, NULL, 'P' },
+		SP_READ_LONGOPTS,
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -79,9 +70,9 @@ int cmd_metrics(int argc, char **argv)
 	const char *dir = NULL;
 	double interval = 0;
 	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (sp_common_opt(c, optarg))
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
+		if (sp_common_opt(c, optarg) || sp_read_opt("metrics", c, optarg, &ro))
 			continue;
 		switch (c) {
 		case 't':
@@ -91,21 +82,10 @@ int cmd_metrics(int argc, char **argv)
 			if (sp_parse_duration(optarg, &interval) < 0 || interval < 0.1 || interval > 86400)
 				sp_usage_error("metrics", "--interval: '%s' is not a duration between 0.1s and 1d", optarg);
 			break;
-		case 'r':
-			if (sp_parse_size(optarg, &ro.reserve) < 0)
-				sp_usage_error("metrics", "--reserve: '%s' is not a size (e.g. 4GiB, 512M)", optarg);
-			break;
-		case 'm':
-			if (sp_parse_size(optarg, &ro.proc_min_rss) < 0)
-				sp_usage_error("metrics", "--min-rss: '%s' is not a size", optarg);
-			break;
-		case 'P':
-			ro.what &= ~(unsigned)SP_READ_PROCS;
-			break;
 		case 'h':
 			return sp_print_help(help);
 		default:
-			sp_usage_error("metrics", "unknown option");
+			sp_opt_bad("metrics", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -120,7 +100,7 @@ int cmd_metrics(int argc, char **argv)
 		sp_usage_error("metrics", "--textfile: '%s' is too long", dir);
 
 	struct sp_sample *s = calloc(1, sizeof *s);
-	size_t cap = 128 * 1024;
+	size_t cap = (size_t)128 * 1024;
 	char *buf = malloc(cap);
 	if (!s || !buf)
 		sp_die(SP_EXIT_IO, "out of memory");
@@ -139,7 +119,7 @@ int cmd_metrics(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, &old);
 	for (unsigned long round = 0;; round++) {
-		double t0 = mono();
+		double t0 = sp_mono_now();
 		size_t n = collect(s, &ro, &buf, &cap);
 		int e = sp_write_atomic(path, buf, n, 0644);
 		if (e < 0) {
@@ -152,7 +132,7 @@ int cmd_metrics(int argc, char **argv)
 		}
 		if (interval <= 0)
 			break;
-		double wait = interval - (mono() - t0);
+		double wait = interval - (sp_mono_now() - t0);
 		if (wait < 0.01)
 			wait = 0.01;
 		struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };

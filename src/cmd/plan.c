@@ -392,6 +392,9 @@ int cmd_plan(int argc, char **argv)
 		sp_usage_error("plan", "give one model: MODEL, --config FILE or --params N");
 	if (p.method == SP_METHOD_QLORA && quant_given && p.quant == SP_QUANT_NONE)
 		sp_usage_error("plan", "--method qlora quantizes the base: --quant none contradicts it");
+	if (p.method == SP_METHOD_FULL && p.quant != SP_QUANT_NONE)
+		sp_usage_error("plan", "--method full trains 16/32-bit weights: --quant %s applies to lora, qlora and infer",
+			       sp_quant_name(p.quant));
 	if (p.method == SP_METHOD_QLORA && !quant_given)
 		p.quant = SP_QUANT_NF4;
 
@@ -567,8 +570,11 @@ int cmd_plan(int argc, char **argv)
 		bool col = sp_color(1);
 		const char *bold = col ? "\033[1m" : "", *off = col ? "\033[0m" : "";
 		char tg[64];
-		printf("%ssparkops plan%s  %s  (%s, %.2fB params%s)\n", bold, off, m->name, m->arch, f.params / 1e9,
-		       m->source == SP_SRC_PARAMS ? ", shape estimated from the count" : "");
+		if (m->source == SP_SRC_PARAMS)
+			printf("%ssparkops plan%s  %s  (a Llama-like shape estimated from the count: %d layers x %d)\n", bold,
+			       off, m->name, m->n_layers, m->hidden);
+		else
+			printf("%ssparkops plan%s  %s  (%s, %.2fB params)\n", bold, off, m->name, m->arch, f.params / 1e9);
 		printf("  %s, %s", sp_method_name(p.method), sp_cdtype_name(p.dtype));
 		if (f.quantized_params > 0)
 			printf(" on a %s base", m->prequantized ? "pre-quantized" : sp_quant_name(p.quant == SP_QUANT_NONE ? SP_QUANT_NF4 : p.quant));

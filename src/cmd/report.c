@@ -3,6 +3,7 @@
  * chart. One streaming pass over the log with fixed memory (the line buffer,
  * the summary, and the chart's columns: see out/chart.h). */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "out/chart.h"
 #include "out/svg.h"
 #include "util/fileio.h"
@@ -16,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,7 +40,7 @@ static const char help[] =
 	"                       log's first day), or Unix seconds; times without an offset\n"
 	"                       are in the log's own UTC offset\n"
 	"      --to T           chart only up to T (same forms)\n"
-	"      --training-log FILE  mark the timestamped lines of a training log\n"
+	"      --training-log FILE  mark the timestamped lines of a training log (- for stdin)\n"
 	"      --training-regex RE  POSIX extended regex; its first group is the timestamp\n"
 	"                       (default: 'YYYY-MM-DD HH:MM:SS[,.mmm]' anywhere in the line)\n"
 	"      --lenient        skip bad rows (and count them) instead of failing\n"
@@ -154,12 +156,15 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 		sp_error("--training-regex: %s", err);
 		return SP_EXIT_USAGE;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const bool in = strcmp(path, "-") == 0;
+	int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		sp_error("'%s': %s", path, strerror(errno));
 		sp_trainlog_release(&tl);
 		return SP_EXIT_USAGE;
 	}
+	if (in)
+		path = "stdin";
 	static char buf[1 << 16];
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof buf);
@@ -167,7 +172,8 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 			continue;
 		if (n < 0) {
 			sp_error("'%s': %s", path, strerror(errno));
-			close(fd);
+			if (!in)
+				close(fd);
 			sp_trainlog_release(&tl);
 			return SP_EXIT_USAGE;
 		}
@@ -176,7 +182,8 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 		sp_trainlog_feed(&tl, buf, (size_t)n);
 	}
 	sp_trainlog_end(&tl);
-	close(fd);
+	if (!in)
+		close(fd);
 	if (tl.matched == 0)
 		sp_warn("'%s': no line matched the timestamp regex", path);
 	else if (tl.unparsed)
@@ -188,8 +195,17 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 	return 0;
 }
 
+/* the log's identity: an output path naming the log itself is refused */
+static struct stat log_st;
+static bool log_st_ok;
+
 static int write_out(const char *path, const char *data, size_t len)
 {
+	struct stat st;
+	if (log_st_ok && stat(path, &st) == 0 && st.st_dev == log_st.st_dev && st.st_ino == log_st.st_ino) {
+		sp_error("'%s' is the log itself: not overwriting it", path);
+		return SP_EXIT_USAGE;
+	}
 	int rc = sp_write_atomic(path, data, len, 0644);
 	if (rc < 0) {
 		sp_error("'%s': %s", path, strerror(-rc));
@@ -202,7 +218,7 @@ static json_t *report_json(const struct ctx *x, const struct sp_logread *rd, con
 			   const char *html, long train_marks)
 {
 	json_t *o = sp_summary_json(&x->sum);
-	json_object_set_new(o, "log", json_string(log));
+	json_object_set_new(o, "log", sp_json_text(log));
 	json_object_set_new(o, "rows", json_integer(rd->rows));
 	json_object_set_new(o, "first_bad_line", rd->first_bad_line ? json_integer(rd->first_bad_line) : json_null());
 	json_t *w = json_object();
@@ -221,8 +237,8 @@ static json_t *report_json(const struct ctx *x, const struct sp_logread *rd, con
 	}
 	json_object_set_new(o, "throttle_intervals", iv);
 	json_t *ch = json_object();
-	json_object_set_new(ch, "svg", svg ? json_string(svg) : json_null());
-	json_object_set_new(ch, "html", html ? json_string(html) : json_null());
+	json_object_set_new(ch, "svg", svg ? sp_json_text(svg) : json_null());
+	json_object_set_new(ch, "html", html ? sp_json_text(html) : json_null());
 	json_object_set_new(ch, "columns", json_integer(x->chart.ncols));
 	json_object_set_new(ch, "column_seconds", json_real(x->chart.w));
 	json_object_set_new(ch, "training_marks", train_marks >= 0 ? json_integer(train_marks) : json_null());
@@ -259,9 +275,8 @@ int cmd_report(int argc, char **argv)
 	const char *from_s = NULL, *to_s = NULL;
 	int width = SP_SVG_DEFAULT_WIDTH, height = SP_SVG_DEFAULT_HEIGHT;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, longopts, NULL)) != -1) {
 		if (sp_common_opt(c, optarg))
 			continue;
 		switch (c) {
@@ -276,8 +291,7 @@ int cmd_report(int argc, char **argv)
 		case O_TLOG: tlog = optarg; break;
 		case O_TRE: tre = optarg; break;
 		case O_LENIENT: lenient = true; break;
-		case ':': sp_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-		default: sp_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		default: sp_opt_bad("report", c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -287,6 +301,8 @@ int cmd_report(int argc, char **argv)
 	if (tre && !tlog)
 		sp_usage_error("report", "--training-regex needs --training-log");
 	const char *log = argv[optind];
+	if (tlog && strcmp(tlog, "-") == 0 && strcmp(log, "-") == 0)
+		sp_usage_error("report", "stdin cannot be both the log and the training log ('-' twice)");
 
 	struct ctx *x = calloc(1, sizeof *x);
 	if (!x)
@@ -308,6 +324,7 @@ int cmd_report(int argc, char **argv)
 		rc = SP_EXIT_USAGE;
 		goto out;
 	}
+	log_st_ok = fstat(fd, &log_st) == 0 && S_ISREG(log_st.st_mode);
 	int e = read_log(fd, rd);
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -2,6 +2,7 @@
 /* sparkops serve — the exposition of `sparkops metrics` over HTTP, in the
  * foreground (for systemd), until SIGINT/SIGTERM. */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/probe.h"
@@ -11,6 +12,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,28 +38,21 @@ static const char help[] =
 	"                       reading on a busy machine; the process series are left out)\n"
 	SP_COMMON_HELP
 	"\n"
-	"exit: 0 after SIGINT/SIGTERM, 2 usage error or the address cannot be used\n"
-	"      (in use, not on this machine), 4 the port needs privileges\n";
+	"exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded or the server\n"
+	"      cannot start (no memory, no file descriptors), 2 usage error or the address\n"
+	"      cannot be used (in use, not on this machine), 4 the port needs privileges\n";
 
 struct collector {
 	struct sp_sample s;
 	struct sp_read_opts ro;
 };
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* runs in the server's thread, one call at a time */
 static size_t fill(char *buf, size_t cap, void *ctx)
 {
 	struct collector *col = ctx;
-	double t0 = mono();
-	sp_sample_read(&col->s, &col->ro);
-	struct sp_prom_info info = { SPARKOPS_VERSION, mono() - t0, !(col->ro.what & SP_READ_PROCS) };
+	struct sp_prom_info info;
+	sp_prom_read(&col->s, &col->ro, &info);
 	return sp_prom_render(buf, cap, &col->s, &info, NULL);
 }
 
@@ -77,9 +72,7 @@ int cmd_serve(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, 'n' },
 		{ "per-ip", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, 't' },
-		{ "reserve", required_argument, NULL, 'r' },
-		{ "min-rss", required_argument, NULL, 'm' },
-		{ "no-processes", no_argument, NULL, 'P' },
+		SP_READ_LONGOPTS,
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -91,9 +84,9 @@ int cmd_serve(int argc, char **argv)
 	sp_read_opts_init(&col->ro);
 	double d;
 	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (sp_common_opt(c, optarg))
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
+		if (sp_common_opt(c, optarg) || sp_read_opt("serve", c, optarg, &col->ro))
 			continue;
 		switch (c) {
 		case 'l': {
@@ -121,22 +114,11 @@ int cmd_serve(int argc, char **argv)
 				sp_usage_error("serve", "--timeout: '%s' is not a duration from 1s to 1h", optarg);
 			so.timeout_s = (unsigned)d;
 			break;
-		case 'r':
-			if (sp_parse_size(optarg, &col->ro.reserve) < 0)
-				sp_usage_error("serve", "--reserve: '%s' is not a size (e.g. 4GiB, 512M)", optarg);
-			break;
-		case 'm':
-			if (sp_parse_size(optarg, &col->ro.proc_min_rss) < 0)
-				sp_usage_error("serve", "--min-rss: '%s' is not a size", optarg);
-			break;
-		case 'P':
-			col->ro.what &= ~(unsigned)SP_READ_PROCS;
-			break;
 		case 'h':
 			free(col);
 			return sp_print_help(help);
 		default:
-			sp_usage_error("serve", "unknown option");
+			sp_opt_bad("serve", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -163,7 +145,10 @@ int cmd_serve(int argc, char **argv)
 			return SP_EXIT_TROUBLE;
 		}
 		sp_error("'%s': cannot listen: %s", so.listen, sp_serve_strerror(err));
-		return SP_EXIT_USAGE;
+		/* the address is the user's to change; out of memory or of file
+		 * descriptors is the machine's trouble */
+		bool address = err == -EADDRINUSE || err == -EADDRNOTAVAIL || err == -EINVAL || err == -EAFNOSUPPORT;
+		return address ? SP_EXIT_USAGE : SP_EXIT_TROUBLE;
 	}
 	sp_note("serving http://%s/metrics", sp_serve_address(srv));
 	int sig = 0;

@@ -357,7 +357,7 @@ static size_t metrics_fill(char *buf, size_t cap, void *ctx)
 	(void)ctx;
 	struct sp_prom pw;
 	sp_prom_init(&pw, buf, cap);
-	struct sp_prom_info info = { .version = SPARKOPS_VERSION, .read_seconds = -1, .procs_skipped = false };
+	struct sp_prom_info info = { SPARKOPS_VERSION, -1, false };
 	pthread_mutex_lock(&g_metrics.lock);
 	if (g_metrics.have) {
 		sp_prom_write_sample(&pw, &g_metrics.s, &info);

@@ -208,27 +208,31 @@ int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, 
 {
 	int n = 0;
 	char g1[32], g2[32];
-	double total = s->mem.why == SP_OK ? (double)s->mem.v[SP_MI_TOTAL] : 0;
+	const bool total_ok = s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_TOTAL);
+	const double total = total_ok ? (double)s->mem.v[SP_MI_TOTAL] : 0;
 	for (int i = 0; i < s->nprocs && n < max; i++) {
 		const struct sp_proc *p = &s->procs[i];
 		struct sp_competitor *c = &out[n];
 		memset(c, 0, sizeof *c);
 		c->proc = p;
 		if (p->kind == SP_PROC_SERVER && p->has_cap) {
-			c->holds_bytes = (uint64_t)(p->cap_frac * total);
+			c->holds_ok = total_ok;
+			c->holds_bytes = total_ok ? (uint64_t)(p->cap_frac * total) : 0;
+			/* " = 107.7 GiB", or nothing when the pool size is unknown */
+			char eq[48] = "";
+			if (total_ok)
+				snprintf(eq, sizeof eq, " = %s", sp_fmt_gib(g1, sizeof g1, (double)c->holds_bytes));
 			if (p->cap_default) {
 				c->suspect = true;
 				snprintf(c->judgement, sizeof c->judgement,
-					 "uncapped: reserves the default %.2f of the pool = %s at start-up", p->cap_frac,
-					 sp_fmt_gib(g1, sizeof g1, (double)c->holds_bytes));
+					 "uncapped: reserves the default %.2f of the pool%s at start-up", p->cap_frac, eq);
 			} else if (p->cap_frac > SP_SMALL_CAP) {
 				c->suspect = true;
-				snprintf(c->judgement, sizeof c->judgement, "capped high: %s %.2f = %s", p->cap_flag,
-					 p->cap_frac, sp_fmt_gib(g1, sizeof g1, (double)c->holds_bytes));
+				snprintf(c->judgement, sizeof c->judgement, "capped high: %s %.2f%s", p->cap_flag,
+					 p->cap_frac, eq);
 			} else {
 				snprintf(c->judgement, sizeof c->judgement,
-					 "capped at %s %.2f = %s: a small cap, judged fine", p->cap_flag, p->cap_frac,
-					 sp_fmt_gib(g1, sizeof g1, (double)c->holds_bytes));
+					 "capped at %s %.2f%s: a small cap, judged fine", p->cap_flag, p->cap_frac, eq);
 			}
 			if (c->suspect)
 				snprintf(c->action, sizeof c->action,
@@ -237,6 +241,7 @@ int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, 
 			n++;
 			continue;
 		}
+		c->holds_ok = true;
 		c->holds_bytes = p->rss_bytes;
 		sp_fmt_gib(g1, sizeof g1, (double)p->rss_bytes);
 		if (p->rss_bytes >= SP_SUSPECT_RSS) {

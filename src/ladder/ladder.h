@@ -51,6 +51,7 @@ enum sp_job_family sp_ladder_family(enum sp_oom_kind k);
 struct sp_competitor {
 	const struct sp_proc *proc;
 	bool suspect;
+	bool holds_ok;         /* false: a cap, and the pool size is unknown */
 	uint64_t holds_bytes;  /* what it reserves (cap x total) or holds (RSS) */
 	char judgement[200];   /* for people */
 	char action[200];      /* what to do about it, "" when fine */

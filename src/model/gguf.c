@@ -137,7 +137,7 @@ static int rd_skip(struct rd *r, uint64_t n, const char *what)
 
 static int rd_u32(struct rd *r, uint32_t *v, const char *what)
 {
-	unsigned char b[4];
+	unsigned char b[4] = { 0 };
 	if (rd_bytes(r, b, 4, what))
 		return -1;
 	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -146,7 +146,7 @@ static int rd_u32(struct rd *r, uint32_t *v, const char *what)
 
 static int rd_u64(struct rd *r, uint64_t *v, const char *what)
 {
-	unsigned char b[8];
+	unsigned char b[8] = { 0 };
 	if (rd_bytes(r, b, 8, what))
 		return -1;
 	uint64_t x = 0;
@@ -205,7 +205,7 @@ static int int_value(struct rd *r, uint32_t t, int64_t *v, int *rc)
 	for (int i = (int)gt_size[t] - 1; i >= 0; i--)
 		u = u << 8 | b[i];
 	switch (t) {
-	case GT_I8: *v = (int8_t)u; break;
+	case GT_I8: *v = (int64_t)(u & 0x7f) - (int64_t)(u & 0x80); break; /* sign-extended */
 	case GT_I16: *v = (int16_t)u; break;
 	case GT_I32: *v = (int32_t)u; break;
 	case GT_I64: *v = (int64_t)u; break;
@@ -345,7 +345,12 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 				size_t kl = strlen(key);
 				for (size_t i = 0; i < N_ARCH_KEYS; i++) {
 					size_t sl = strlen(arch_keys[i].suffix);
-					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0) {
+					/* an architecture name has no '.': "mllama.vision.block_count"
+					 * is the vision tower's; and once general.architecture
+					 * is known, another prefix never replaces its value */
+					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0 &&
+					    !memchr(key, '.', kl - sl) &&
+					    (!g->arch[0] || (strlen(g->arch) == kl - sl && memcmp(key, g->arch, kl - sl) == 0))) {
 						*(int64_t *)((char *)g + arch_keys[i].off) = v;
 						snprintf(prefix[i], sizeof prefix[i], "%.*s", (int)(kl - sl), key);
 					}
@@ -428,7 +433,7 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 	if (data_end > 0 && (data_end > r->size || g->data_offset > r->size - data_end))
 		return sp_model_err(r->err, r->errlen, r->label,
 				    "tensor data ends at byte %llu, past the end of the file (%llu bytes)",
-				    (unsigned long long)(g->data_offset + data_end), (unsigned long long)r->size);
+				    (unsigned long long)g->data_offset + data_end, (unsigned long long)r->size);
 	g->bytes_read = r->mem ? r->off : r->bytes_read;
 	return 0;
 }
@@ -443,15 +448,11 @@ int sp_gguf_parse(const unsigned char *buf, size_t len, struct sp_gguf_info *g, 
 int sp_gguf_read(const char *path, struct sp_gguf_info *g, char *err, size_t errlen)
 {
 	memset(g, 0, sizeof *g);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	uint64_t size;
+	int fd = sp_model_open(path, &size, err, errlen);
 	if (fd < 0)
-		return sp_model_err(err, errlen, path, "%s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return sp_model_err(err, errlen, path, "not a regular file");
-	}
-	struct rd r = { .fd = fd, .size = (uint64_t)st.st_size, .label = path, .err = err, .errlen = errlen };
+		return -1;
+	struct rd r = { .fd = fd, .size = size, .label = path, .err = err, .errlen = errlen };
 	r.buf = malloc(RBUF);
 	if (!r.buf) {
 		close(fd);
@@ -549,7 +550,9 @@ static int split_parts(const char *path, size_t *stem, int *count)
 		return 0;
 	const char *t = path + n - tail;
 	int a, b, used = 0;
-	if (sscanf(t, "-%5d-of-%5d.gguf%n", &a, &b, &used) != 2 || (size_t)used != tail || b < 1 || a < 1 || a > b)
+	/* widths bound the numbers, %n checks the whole tail was the pattern */
+	if (sscanf(t, "-%5d-of-%5d.gguf%n", &a, &b, &used) != 2 || // NOLINT(cert-err34-c)
+	    (size_t)used != tail || b < 1 || a < 1 || a > b)
 		return 0;
 	*stem = (size_t)(t - path);
 	*count = b;

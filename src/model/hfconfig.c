@@ -72,30 +72,46 @@ json_t *sp_model_json(const char *buf, size_t len, const char *label, char *err,
 	return j;
 }
 
+int sp_model_open(const char *path, uint64_t *size, char *err, size_t errlen)
+{
+	*size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return sp_model_err(err, errlen, path, "%s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return sp_model_err(err, errlen, path, "%s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return sp_model_err(err, errlen, path, "not a regular file");
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
 int sp_model_slurp(const char *path, size_t cap, char **buf, size_t *len, uint64_t *bytes_read,
 		   char *err, size_t errlen)
 {
 	*buf = NULL;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	uint64_t size;
+	int fd = sp_model_open(path, &size, err, errlen);
 	if (fd < 0)
-		return sp_model_err(err, errlen, path, "%s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		return -1;
+	if (size > cap) {
 		close(fd);
-		return sp_model_err(err, errlen, path, "not a regular file");
+		return sp_model_err(err, errlen, path, "file of %llu bytes exceeds the %zu-byte limit",
+				    (unsigned long long)size, cap);
 	}
-	if ((uint64_t)st.st_size > cap) {
-		close(fd);
-		return sp_model_err(err, errlen, path, "file of %lld bytes exceeds the %zu-byte limit",
-				    (long long)st.st_size, cap);
-	}
-	char *b = malloc((size_t)st.st_size + 1);
+	char *b = malloc((size_t)size + 1);
 	if (!b) {
 		close(fd);
 		return sp_model_err(err, errlen, path, "out of memory");
 	}
-	ssize_t r = sp_read_full(fd, b, (size_t)st.st_size);
+	ssize_t r = sp_read_full(fd, b, (size_t)size);
 	int e = errno;
 	close(fd);
 	if (r < 0) {
@@ -349,7 +365,8 @@ static double vision_params(json_t *vc, double text_hidden, const char *type)
 	if (patch > 0) {
 		p += (double)ch * (double)patch * (double)patch * H + H;
 		if (image > 0) {
-			double side = (double)(image / patch);
+			long long per_side = image / patch; /* whole patches */
+			double side = (double)per_side;
 			p += side * side * H;
 		}
 	}
@@ -441,15 +458,11 @@ static void read_quant(json_t *q, struct sp_model_shape *m)
 		bits = json_object_get(q, "w_bit");
 	if (json_is_integer(bits) && json_integer_value(bits) > 0 && json_integer_value(bits) <= 16)
 		m->quant_bits = (int)json_integer_value(bits);
-	else if (json_is_true(json_object_get(q, "load_in_4bit")) ||
-		 json_is_true(json_object_get(q, "_load_in_4bit")))
+	else if (json_is_true(json_object_get(q, "load_in_4bit")) || json_is_true(json_object_get(q, "_load_in_4bit")) ||
+		 strstr(m->quant_method, "fp4")) /* mxfp4, nvfp4 */
 		m->quant_bits = 4;
-	else if (json_is_true(json_object_get(q, "load_in_8bit")) ||
-		 json_is_true(json_object_get(q, "_load_in_8bit")))
-		m->quant_bits = 8;
-	else if (strcmp(m->quant_method, "mxfp4") == 0 || strstr(m->quant_method, "fp4"))
-		m->quant_bits = 4;
-	else if (strstr(m->quant_method, "fp8"))
+	else if (json_is_true(json_object_get(q, "load_in_8bit")) || json_is_true(json_object_get(q, "_load_in_8bit")) ||
+		 strstr(m->quant_method, "fp8"))
 		m->quant_bits = 8;
 }
 
@@ -506,7 +519,7 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 		m->n_kv_heads = 1;
 	if (m->n_kv_heads == 0)
 		m->n_kv_heads = m->n_heads;
-	if (m->n_heads % m->n_kv_heads != 0)
+	if (m->n_kv_heads <= 0 || m->n_heads % m->n_kv_heads != 0)
 		return sp_model_err(err, errlen, label, "num_attention_heads %d is not a multiple of num_key_value_heads %d",
 				    m->n_heads, m->n_kv_heads);
 	m->head_dim = 0;
@@ -560,7 +573,9 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 		json_t *x;
 		json_array_foreach(mol, i, x)
 		{
-			if (json_is_integer(x) && n_dense_only < 256)
+			if (i >= sizeof dense_only / sizeof dense_only[0])
+				break;
+			if (json_is_integer(x))
 				dense_only[n_dense_only++] = (int)json_integer_value(x);
 		}
 	}

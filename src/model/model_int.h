@@ -8,8 +8,8 @@
 #include <stdarg.h>
 
 /* Caps on untrusted sizes, checked before any allocation. */
-#define SP_CONFIG_MAX_BYTES   (16u * 1024 * 1024)    /* config.json, index.json */
-#define SP_CATALOG_MAX_BYTES  (16u * 1024 * 1024)
+#define SP_CONFIG_MAX_BYTES   ((size_t)16 * 1024 * 1024)    /* config.json, index.json */
+#define SP_CATALOG_MAX_BYTES  ((size_t)16 * 1024 * 1024)
 #define SP_ST_HEADER_MAX      100000000ull           /* the safetensors reference limit */
 
 /* err = "'label': problem" (label may be NULL: just the problem). Returns -1. */
@@ -25,6 +25,11 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
  * NUL-terminated buffer; refuses files over cap. Adds to *bytes_read. */
 int sp_model_slurp(const char *path, size_t cap, char **buf, size_t *len, uint64_t *bytes_read,
 		   char *err, size_t errlen);
+
+/* Open a file to read its header: O_CLOEXEC, and O_NONBLOCK so that a FIFO
+ * named as a model cannot block the open; anything but a regular file is
+ * refused. The fd, or -1 with err set; *size is the file's size. */
+int sp_model_open(const char *path, uint64_t *size, char *err, size_t errlen);
 
 /* The last path component, for messages and names. */
 const char *sp_model_basename(const char *path);

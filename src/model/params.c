@@ -53,7 +53,7 @@ void sp_model_from_params(double params, struct sp_model_shape *m)
 	int layers = (int)lround(rest / per_layer);
 	if (layers < 1)
 		layers = 1;
-	snprintf(m->name, sizeof m->name, "%.3g params (estimated shape)", params);
+	snprintf(m->name, sizeof m->name, "%.2fB params", params / 1e9);
 	m->n_layers = layers;
 	m->hidden = h;
 	m->intermediate = inter;

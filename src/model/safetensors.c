@@ -86,10 +86,14 @@ struct span {
 	uint64_t begin, end;
 };
 
+/* by begin, then end: a zero-size tensor sorts before the tensor that starts
+ * where it stands (the reference sorts by the (begin, end) pair too) */
 static int cmp_span(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
-	return x->begin < y->begin ? -1 : x->begin > y->begin;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
 }
 
 static int get_u64(json_t *v, uint64_t *out)
@@ -228,8 +232,8 @@ int sp_safetensors_parse_header(const char *buf, size_t len, uint64_t data_len, 
 	uint64_t at = 0;
 	for (size_t i = 0; i < ns; i++) {
 		if (spans[i].begin != at) {
-			sp_model_err(err, errlen, label, "data_offsets leave a %s at byte %llu",
-				     spans[i].begin > at ? "gap" : "overlap", (unsigned long long)at);
+			sp_model_err(err, errlen, label, "data_offsets leave %s at byte %llu",
+				     spans[i].begin > at ? "a gap" : "an overlap", (unsigned long long)at);
 			goto out;
 		}
 		at = spans[i].end;
@@ -261,21 +265,34 @@ out:
 	return rc;
 }
 
+/* pread until n bytes, the end of the file, or an error (EINTR retried):
+ * the bytes read, or -1 with errno */
+static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
 int sp_safetensors_read(const char *path, struct sp_st_summary *s, uint64_t *bytes_read, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	uint64_t size;
+	int fd = sp_model_open(path, &size, err, errlen);
 	if (fd < 0)
-		return sp_model_err(err, errlen, path, "%s", strerror(errno));
+		return -1;
 	int rc = -1;
 	char *hdr = NULL;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		sp_model_err(err, errlen, path, "not a regular file");
-		goto out;
-	}
-	uint64_t size = (uint64_t)st.st_size;
 	unsigned char lenb[8];
-	ssize_t r = size >= 8 ? pread(fd, lenb, 8, 0) : 0;
+	ssize_t r = size >= 8 ? pread_full(fd, lenb, 8, 0) : 0;
 	if (r < 0) {
 		sp_model_err(err, errlen, path, "%s", strerror(errno));
 		goto out;
@@ -304,15 +321,12 @@ int sp_safetensors_read(const char *path, struct sp_st_summary *s, uint64_t *byt
 		sp_model_err(err, errlen, path, "out of memory for a %llu-byte header", (unsigned long long)n);
 		goto out;
 	}
-	size_t got = 0;
-	while (got < n) {
-		r = pread(fd, hdr + got, n - got, (off_t)(8 + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
+	r = pread_full(fd, hdr, (size_t)n, 8);
+	if (r < 0) {
+		sp_model_err(err, errlen, path, "%s", strerror(errno));
+		goto out;
 	}
+	size_t got = (size_t)r;
 	*bytes_read += got;
 	if (got != n) {
 		sp_model_err(err, errlen, path, "truncated header: read %zu of %llu bytes", got, (unsigned long long)n);

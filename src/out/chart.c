@@ -74,13 +74,15 @@ int sp_iso_offset(const char *iso, long *offset_s)
 	return 0;
 }
 
-/* Double the column width: pair i and i+1 become one. */
+/* Double the column width: columns 2i and 2i+1 become column i (with an odd
+ * count the last column has no partner and moves alone). */
 static void widen(struct sp_chart *c)
 {
-	int n = c->ncols;
+	int n = c->ncols, half = (n + 1) / 2;
+	const struct sp_cell none = { 0, 0, 0 };
 	for (int s = 0; s < SP_S_N; s++) {
-		for (int i = 0; i < n / 2; i++) {
-			struct sp_cell a = *cell(c, s, 2 * i), b = *cell(c, s, 2 * i + 1), m;
+		for (int i = 0; i < half; i++) {
+			struct sp_cell a = *cell(c, s, 2 * i), b = 2 * i + 1 < n ? *cell(c, s, 2 * i + 1) : none, m;
 			if (!(a.flags & SP_CELL_HAS)) {
 				m = b;
 			} else if (!(b.flags & SP_CELL_HAS)) {
@@ -92,7 +94,7 @@ static void widen(struct sp_chart *c)
 			}
 			*cell(c, s, i) = m;
 		}
-		for (int i = n / 2; i < n; i++)
+		for (int i = half; i < n; i++)
 			memset(cell(c, s, i), 0, sizeof(struct sp_cell));
 	}
 	c->w *= 2;

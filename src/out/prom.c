@@ -357,7 +357,7 @@ static void write_psi(struct sp_prom *w, const struct sp_sample *s)
 			const struct sp_psi_line *ln = f ? &p->full : &p->some;
 			if (!ln->ok)
 				continue;
-			double v[3] = { ln->avg10, ln->avg60, ln->avg300 };
+			const double v[3] = { ln->avg10, ln->avg60, ln->avg300 };
 			for (int i = 0; i < 3; i++)
 				sp_prom_sample(w, LBL({ "resource", res }, { "kind", f ? "full" : "some" }, { "window", win[i] }),
 					       v[i] / 100.0);

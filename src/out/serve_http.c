@@ -185,7 +185,7 @@ static void quiet_log(void *cls, const char *fm, va_list ap)
 /* A fresh body from the callback, in a buffer the response owns. */
 static struct MHD_Response *render(struct sp_server *srv)
 {
-	size_t cap = srv->size_hint ? srv->size_hint : 64 * 1024;
+	size_t cap = srv->size_hint ? srv->size_hint : (size_t)64 * 1024;
 	for (int tries = 0; tries < 3; tries++) {
 		char *buf = malloc(cap);
 		if (!buf)
@@ -258,8 +258,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 static struct MHD_Response *fixed(const char *body, const char *type)
 {
-	struct MHD_Response *r = M.from_buffer(strlen(body), (void *)(uintptr_t)body,
-								 MHD_RESPMEM_PERSISTENT);
+	/* PERSISTENT: MHD only reads it; its API takes void * */
+	struct MHD_Response *r = M.from_buffer(strlen(body), (void *)(uintptr_t)body, // NOLINT(performance-no-int-to-ptr)
+					       MHD_RESPMEM_PERSISTENT);
 	if (r)
 		M.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;

@@ -30,7 +30,7 @@ struct sp_serve_opts {
 #define SP_SERVE_DEFAULT_MAX_CONNS 64
 #define SP_SERVE_DEFAULT_PER_IP 8
 #define SP_SERVE_DEFAULT_TIMEOUT_S 10
-#define SP_SERVE_DEFAULT_CONN_MEM (32 * 1024)
+#define SP_SERVE_DEFAULT_CONN_MEM ((size_t)32 * 1024)
 void sp_serve_opts_init(struct sp_serve_opts *o);
 
 /* "ADDR:PORT" with a numeric IPv4 address, "[IPv6]:PORT", or "localhost:PORT".

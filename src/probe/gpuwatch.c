@@ -8,10 +8,10 @@
  * GPUs' identity (index, name, uuid, integrated) is kept, every reading says
  * "timeout".
  *
- * The thread is detached and never joined: a call that never returns must
- * not keep the process from exiting. nvmlShutdown and dlclose happen on that
- * thread, and only between passes (sp_nvml_release skips them while a call
- * is in flight). One sampling thread calls this API; the state below that
+ * The thread is never waited for without a bound: a call that never returns
+ * must not keep the process from exiting. nvmlShutdown and dlclose happen on
+ * that thread, and only between passes (sp_nvml_release skips them while a
+ * call is in flight, and joins the thread for at most a second otherwise). One sampling thread calls this API; the state below that
  * is only the caller's lives in C. */
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
@@ -29,6 +29,7 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* shared with the GPU thread, under W.mu */
+static pthread_t gpu_tid;
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -118,14 +119,12 @@ static int ensure_thread(void)
 	pthread_attr_t attr;
 	if (pthread_attr_init(&attr) != 0)
 		return -EAGAIN;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* small: the whole stack is locked once mlockall(MCL_FUTURE) is on */
 	pthread_attr_setstacksize(&attr, GPU_THREAD_STACK);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t t;
-	int r = pthread_create(&t, &attr, gpu_thread, NULL);
+	int r = pthread_create(&gpu_tid, &attr, gpu_thread, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (r != 0)
@@ -269,17 +268,19 @@ int sp_nvml_release(void)
 	}
 	W.quit = 1;
 	pthread_cond_broadcast(&W.cv);
-	double deadline = sp_mono_now() + RELEASE_WAIT_S;
-	while (!W.exited && sp_mono_now() < deadline)
-		wait_until(deadline);
-	int ok = W.exited;
-	if (ok) {
-		/* the thread is gone (or past its last touch of W): start afresh next time */
-		W.started = W.quit = W.exited = 0;
-		W.req = W.done = 0;
-		memset(&W.pub, 0, sizeof W.pub);
-		memset(&C, 0, sizeof C);
-	}
 	pthread_mutex_unlock(&W.mu);
-	return ok ? 0 : 1;
+	/* a bounded join: nvmlShutdown may hang too. The thread's own exit must
+	 * be complete before ours (its thread-local state, e.g. dlerror's, is
+	 * freed there), hence a join and not a flag. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)RELEASE_WAIT_S;
+	if (pthread_timedjoin_np(gpu_tid, NULL, &until) != 0)
+		return 1;
+	/* start afresh next time */
+	W.started = W.quit = W.exited = 0;
+	W.req = W.done = 0;
+	memset(&W.pub, 0, sizeof W.pub);
+	memset(&C, 0, sizeof C);
+	return 0;
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 10000-01-01T00:00:00Z: the first instant a 4-digit year cannot write */
+#define SP_WHEN_MAX 253402300800.0
+
 /* days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant) */
 static long days_from_civil(long y, long m, long d)
 {
@@ -107,11 +110,11 @@ int sp_parse_when(const char *s, long offset_s, double day_ref, double *out)
 	b[n] = 0;
 	const char *p = b;
 
-	/* Unix seconds */
+	/* Unix seconds (up to the end of year 9999, as the dates below) */
 	if (strspn(b, "0123456789.") == n && isdigit((unsigned char)b[0]) && n >= 5) {
 		char *end;
 		double v = strtod(b, &end);
-		if (*end || !isfinite(v))
+		if (*end || !isfinite(v) || v >= SP_WHEN_MAX)
 			return -1;
 		*out = v;
 		return 0;
@@ -144,7 +147,9 @@ int sp_parse_when(const char *s, long offset_s, double day_ref, double *out)
 		*out = day0 + secs - (double)offset_s;
 		return 0;
 	}
-	if (mo < 1 || mo > 12 || d < 1 || d > 31)
+	static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
 		return -1;
 	long off = offset_s;
 	bool given;
@@ -185,11 +190,12 @@ static void line_done(struct sp_trainlog *tl)
 		return; /* binary junk; regexec would stop at the NUL anyway */
 	/* tqdm redraws with '\r': the text after the last one is what was shown */
 	char *s = tl->line;
+	size_t end = tl->len;
+	while (end && tl->line[end - 1] == '\r') /* a CRLF line end */
+		tl->line[--end] = 0;
 	char *cr = strrchr(s, '\r');
-	if (cr && cr[1])
+	if (cr)
 		s = cr + 1;
-	else if (cr)
-		*cr = 0;
 	regmatch_t m[2];
 	if (regexec(&tl->re, s, 2, m, 0) != 0 || m[1].rm_so < 0)
 		return;

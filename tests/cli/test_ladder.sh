@@ -25,6 +25,16 @@ run $L --force
 expect_rc 2 "--force without --apply 1"
 run $L extra
 expect_rc 2 "a stray argument"
+run $L --tryed 2
+expect_rc 2 "a typo in an option"
+expect_err "^sparkops: unknown option '--tryed'$" "the typo is named"
+[ "$(grep -c . "$ERR")" = 2 ]
+_report $? "one error line and one hint"
+run $L -x
+expect_err "^sparkops: unknown option '-x'$" "an unknown short option is named"
+run $L --log
+expect_rc 2 "--log without its value"
+expect_err "^sparkops: option '--log' needs a value$" "the option missing its value is named"
 run $L --log "$TMP/nope.log"
 expect_rc 2 "a missing log"
 expect_err "'$TMP/nope.log': No such file or directory" "the missing log is named"

@@ -98,6 +98,15 @@ expect_rc 2 "bad --interval"
 expect_err "--interval: 'soon'" "bad --interval is named"
 run $S metrics --bogus
 expect_rc 2 "unknown option"
+expect_err "^sparkops: unknown option '--bogus'$" "the unknown option is named"
+[ "$(grep -c . "$ERR")" = 2 ]
+_report $? "one error line and one hint (getopt's own complaint is off)"
+run $S metrics --textfile
+expect_rc 2 "--textfile without its value"
+expect_err "^sparkops: option '--textfile' needs a value$" "the option missing its value is named"
+run $S metrics --reserve lots
+expect_rc 2 "bad --reserve"
+expect_err "--reserve: 'lots' is not a size" "bad --reserve is named"
 run $S metrics extra
 expect_rc 2 "unexpected argument"
 

@@ -167,6 +167,8 @@ run $P --params 8e9 --attn paged
 expect_rc 2 "bad --attn"
 run $P --params 8e9 --method qlora --quant none
 expect_rc 2 "qlora with --quant none contradicts"
+run $P --params 8e9 --method full --quant nf4
+expect_rc 2 "full fine-tuning of a 4-bit base contradicts"
 run $P --params 8e9 --budget 100GiB extra
 expect_rc 2 "two positional models"
 
@@ -192,6 +194,13 @@ expect_jq '.anchor.name == "gpt-oss-120b-lora" and .anchor.far == false' "gpt-os
 expect_jq '.terms.weights > 60e9 and .terms.weights < 70e9' "gpt-oss-120b: MXFP4 experts, ~65 GB of weights"
 run $P gemma-3-27b --method lora --seq 1024 --budget 119GiB --json
 expect_jq '.anchor.name == "27b-lora" and .verdict != "no"' "27B LoRA fits at packing 1024, as its anchor says"
+run $P "$M/gguf/tiny-llama-q4_k_m.gguf" --method infer --budget 10GiB --json
+expect_rc 0 "a GGUF file"
+expect_jq '.model.source == "gguf" and .terms.weights == .model.weight_bytes and .terms.weights < .params' "GGUF: Q4_K weights as stored"
+expect_jq '.load_mapped_bytes == .load_file_bytes' "GGUF: mapped whole (llama.cpp)"
+run $P "$M/gguf/truncated.gguf" --budget 10GiB
+expect_rc 2 "a truncated GGUF"
+expect_err "truncated.gguf" "the truncated GGUF is named"
 run $P --list-models
 expect_rc 0 "--list-models"
 expect_out '^llama-3.1-8b +8\.03B' "the catalog is listed"

@@ -223,6 +223,26 @@ run $S report "$L/thermal-guard.csv" --training-log "$TL" --training-regex '^([0
 expect_jq '.chart.training_marks == 1' "--training-regex picks lines"
 run $S report "$L/thermal-guard.csv" --training-log "$TL" --training-regex 'no group'
 expect_rc 2 "a regex without a group"
+run sh -c '"$1" report "$2" --training-log - --json <"$3"' sh $S "$L/thermal-guard.csv" "$TL"
+expect_rc 0 "--training-log - reads stdin"
+expect_jq '.chart.training_marks == 4' "the same four marks from stdin"
+cp "$L/thermal-guard.csv" "$TMP/keep.csv"
+run $S report "$TMP/keep.csv" --svg "$TMP/keep.csv"
+expect_rc 2 "--svg naming the log itself is refused"
+expect_err "is the log itself" "and said"
+cmp -s "$L/thermal-guard.csv" "$TMP/keep.csv"
+_report $? "the log is left as it was"
+ln -s keep.csv "$TMP/link.csv"
+run $S report "$TMP/keep.csv" --html "$TMP/link.csv"
+expect_rc 2 "--html through a link to the log is refused too"
+odd="$TMP/$(printf 'log\377')"
+cp "$L/thermal-guard.csv" "$odd.csv"
+run $S report "$odd.csv" --svg "$odd.svg" --json
+expect_rc 0 "a log path that is not UTF-8"
+expect_jq '(.log | test("log[?][.]csv$")) and (.chart.svg | test("log[?][.]svg$"))' "its path stays in the JSON, the odd byte as '?'"
+run sh -c '"$1" report - --training-log - <"$2"' sh $S "$L/thermal-guard.csv"
+expect_rc 2 "stdin cannot be both the log and the training log"
+expect_err "both" "the message says stdin is asked for twice"
 
 # --- the README's example is what the code draws today ----------------------------------------
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -20,6 +20,20 @@ run $S serve --timeout 0
 expect_rc 2 "--timeout 0"
 run $S serve extra
 expect_rc 2 "unexpected argument"
+run $S serve --lisen 127.0.0.1:0
+expect_rc 2 "a typo in an option"
+expect_err "^sparkops: unknown option '--lisen'$" "the typo is named"
+[ "$(grep -c . "$ERR")" = 2 ]
+_report $? "one error line and one hint"
+run sh -c 'ulimit -n 4; exec "$1" serve --listen 127.0.0.1:0' sh $S
+expect_rc 1 "no file descriptor for the socket is trouble, not a usage error"
+expect_err "cannot listen: Too many open files" "and it is said"
+run $S serve --listen
+expect_rc 2 "--listen without its value"
+expect_err "^sparkops: option '--listen' needs a value$" "the option missing its value is named"
+run $S serve --min-rss big
+expect_rc 2 "bad --min-rss"
+expect_err "--min-rss: 'big' is not a size" "bad --min-rss is named"
 
 # libmicrohttpd is loaded at run time: missing, or not libmicrohttpd at all
 run env SPARKOPS_MHD_LIB=/nonexistent/libmicrohttpd.so.12 $S serve --listen 127.0.0.1:0

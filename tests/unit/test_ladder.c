@@ -123,6 +123,7 @@ static void competitors(void **st)
 	memset(&s, 0, sizeof s);
 	s.mem.why = SP_OK;
 	s.mem.v[SP_MI_TOTAL] = 120ULL << 30;
+	s.mem.have = 1u << SP_MI_TOTAL;
 	s.nprocs = 4;
 	struct sp_proc *p = s.procs;
 	snprintf(p[0].name, sizeof p[0].name, "vllm");
@@ -146,6 +147,18 @@ static void competitors(void **st)
 	p[1].cap_frac = 0.7;
 	sp_ladder_competitors(&s, c, 8);
 	assert_true(c[1].suspect);  /* a high cap is as bad as none */
+	assert_true(c[0].holds_ok && c[2].holds_ok);
+
+	/* the pool size unknown: a cap's share is not turned into "0.0 GiB" */
+	s.mem.why = SP_MISSING;
+	s.mem.v[SP_MI_TOTAL] = 0;
+	sp_ladder_competitors(&s, c, 8);
+	assert_true(c[0].suspect);
+	assert_false(c[0].holds_ok);
+	assert_null(strstr(c[0].judgement, "0.0 GiB"));
+	assert_non_null(strstr(c[0].judgement, "0.90 of the pool"));
+	assert_null(strstr(c[1].judgement, "0.0 GiB"));
+	assert_true(c[2].holds_ok); /* RSS is known without the pool */
 }
 
 static const char *change(int rung, enum sp_oom_kind k, enum sp_oom_phase ph, uint64_t b, uint64_t a)

@@ -243,6 +243,31 @@ static size_t put_str(unsigned char *p, const char *s)
 	return 8 + n;
 }
 
+/* a FIFO named as a model (or as its config.json) is refused at once: the
+ * open must not wait for a writer */
+static void fifo_refused(void **st)
+{
+	(void)st;
+	char dir[] = "/tmp/sp-fifo-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char p[128];
+	snprintf(p, sizeof p, "%s/m.gguf", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	struct sp_gguf_info g;
+	assert_int_equal(sp_gguf_read(p, &g, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	struct sp_model_shape m;
+	assert_int_equal(sp_model_load(p, &m, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(p);
+	snprintf(p, sizeof p, "%s/config.json", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(sp_model_load(dir, &m, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(p);
+	rmdir(dir);
+}
+
 static void missing_keys(void **st)
 {
 	(void)st;
@@ -270,6 +295,28 @@ static void missing_keys(void **st)
 	struct sp_model_shape m = { 0 };
 	assert_int_equal(sp_gguf_shape(&g, &m, "m.gguf", err, sizeof err), -1);
 	assert_string_equal(err, "'m.gguf': missing gemma2.block_count");
+
+	/* the architecture's own key, then another prefix's key with the same
+	 * ending (a vision tower's "mllama.vision.block_count"): the first stays */
+	n = 4;
+	n += put_u32(b + n, 3);
+	n += put_u64(b + n, 0);
+	n += put_u64(b + n, 4);
+	n += put_str(b + n, "general.architecture");
+	n += put_u32(b + n, 8);
+	n += put_str(b + n, "mllama");
+	n += put_str(b + n, "mllama.block_count");
+	n += put_u32(b + n, 4);
+	n += put_u32(b + n, 40);
+	n += put_str(b + n, "mllama.vision.block_count");
+	n += put_u32(b + n, 4);
+	n += put_u32(b + n, 32);
+	n += put_str(b + n, "clip.block_count");
+	n += put_u32(b + n, 4);
+	n += put_u32(b + n, 24);
+	if (sp_gguf_parse(b, n, &g, "m.gguf", err, sizeof err))
+		fail_msg("%s", err);
+	assert_int_equal(g.block_count, 40);
 
 	/* bad alignment and nesting too deep */
 	n = 4;
@@ -340,7 +387,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tiny_llama),   cmocka_unit_test(v2_and_moe),   cmocka_unit_test(split_files), cmocka_unit_test(gguf_folder),   cmocka_unit_test(same_from_buffer),
-		cmocka_unit_test(bad_files),    cmocka_unit_test(missing_keys), cmocka_unit_test(ftype_names),
+		cmocka_unit_test(bad_files),    cmocka_unit_test(missing_keys), cmocka_unit_test(fifo_refused), cmocka_unit_test(ftype_names),
 		cmocka_unit_test(sparse_reads_header_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,38 @@ static void parse_good_buffer(void **st)
 	assert_int_equal(s.bytes_by_dtype[SP_DT_BF16], 84);
 }
 
+/* zero-size tensors share their offset with the next tensor: whatever order
+ * the header (or the hash table) gives them in, they tile the buffer */
+static void empty_tensors_anywhere(void **st)
+{
+	(void)st;
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l" };
+	for (int order = 0; order < 12; order++) {
+		char h[2048];
+		size_t o = 0;
+		o += (size_t)snprintf(h + o, sizeof h - o, "{");
+		for (int i = 0; i < 12; i++) {
+			int k = (i + order) % 12;
+			/* even names: 4 bytes each; odd names: empty, at the start of the next */
+			uint64_t at = (uint64_t)(k / 2) * 4;
+			if (k % 2 == 0)
+				o += (size_t)snprintf(h + o, sizeof h - o,
+						      "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[%llu,%llu]}",
+						      i ? "," : "", names[k], (unsigned long long)at, (unsigned long long)at + 4);
+			else
+				o += (size_t)snprintf(h + o, sizeof h - o,
+						      "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[%llu,%llu]}",
+						      i ? "," : "", names[k], (unsigned long long)at + 4 * (k / 2 < 5),
+						      (unsigned long long)at + 4 * (k / 2 < 5));
+		}
+		o += (size_t)snprintf(h + o, sizeof h - o, "}");
+		struct sp_st_summary s = { 0 };
+		if (sp_safetensors_parse_header(h, o, 24, &s, "e.safetensors", err, sizeof err) != 0)
+			fail_msg("order %d: %s", order, err);
+		assert_int_equal(s.tensor_count, 12);
+	}
+}
+
 static void dtypes_all_known(void **st)
 {
 	(void)st;
@@ -408,7 +440,8 @@ static void sparse_shard(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse_good_buffer), cmocka_unit_test(dtypes_all_known),
+		cmocka_unit_test(parse_good_buffer), cmocka_unit_test(empty_tensors_anywhere),
+		cmocka_unit_test(dtypes_all_known),
 		cmocka_unit_test(bad_buffers),       cmocka_unit_test(bad_files),
 		cmocka_unit_test(index_parse),       cmocka_unit_test(folder_sharded),
 		cmocka_unit_test(folder_single_and_consolidated),

@@ -327,6 +327,28 @@ static void chart_keeps_spikes(void **st)
 	free(c);
 }
 
+/* an odd number of columns (an odd --width): widening must not drop the last one */
+static void chart_odd_columns(void **st)
+{
+	(void)st;
+	struct sp_chart *c = malloc(sizeof *c);
+	struct sp_logrow r;
+	for (int spike = 0; spike < 300; spike++) {
+		assert_int_equal(sp_chart_init(c, 17, NAN, NAN), 0);
+		for (int i = 0; i < 300; i++) {
+			sample_row(&r, 1e9 + i, i == spike ? 99.0 : 70.0);
+			sp_chart_add_row(c, &r);
+		}
+		int spike_cols = 0;
+		for (int i = 0; i < c->ncols; i++)
+			spike_cols += sp_chart_cell(c, SP_S_GPU_TEMP, i)->max == 99.0f;
+		if (spike_cols != 1)
+			fail_msg("the spike at row %d is in %d columns", spike, spike_cols);
+		sp_chart_release(c);
+	}
+	free(c);
+}
+
 static void chart_gaps(void **st)
 {
 	(void)st;
@@ -496,6 +518,18 @@ static void when_forms(void **st)
 	assert_int_equal(sp_parse_when("25:00", 0, 0, &t), -1);
 	assert_int_equal(sp_parse_when("2026-11-29T09:00:00+01:00junk", 0, 0, &t), -1);
 	assert_int_equal(sp_parse_when("", 0, 0, &t), -1);
+	/* days a month does not have are not the next month's */
+	assert_int_equal(sp_parse_when("2026-02-31", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("2026-04-31T10:00", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("2025-02-29", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("2024-02-29", 0, 0, &t), 0); /* a leap year */
+	assert_int_equal(sp_parse_when("2000-02-29", 0, 0, &t), 0);
+	assert_int_equal(sp_parse_when("02/30/2026 10:00:00", 0, 0, &t), -1);
+	/* Unix seconds past year 9999 are a typo, not a time (a chart axis at
+	 * 1e20 s has no room for a minute) */
+	assert_int_equal(sp_parse_when("99999999999999999999", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("253402300800", 0, 0, &t), -1);
+	assert_int_equal(sp_parse_when("253402300799", 0, 0, &t), 0);
 }
 
 struct marks {
@@ -550,6 +584,18 @@ static void training_log(void **st)
 	assert_int_equal(m2.n, 1);
 	sp_trainlog_release(tl);
 
+	/* a tqdm redraw in a log with Windows line ends: the text after the
+	 * last '\r' is what was shown, the CRLF's '\r' aside */
+	struct marks m3 = { 0 };
+	assert_int_equal(sp_trainlog_init(tl, NULL, 0, on_train, &m3, err, sizeof err), 0);
+	const char *t3 = "2026-11-29 08:00:00 old\r2026-11-29 08:00:05 shown\r\n";
+	sp_trainlog_feed(tl, t3, strlen(t3));
+	sp_trainlog_end(tl);
+	assert_int_equal(m3.n, 1);
+	assert_near(m3.t[0], 1795939205, 1e-6);
+	assert_string_equal(m3.line[0], "shown");
+	sp_trainlog_release(tl);
+
 	assert_int_equal(sp_trainlog_init(tl, "no group", 0, on_train, &m2, err, sizeof err), -1);
 	assert_non_null(strstr(err, "capture group"));
 	assert_int_equal(sp_trainlog_init(tl, "(unclosed", 0, on_train, &m2, err, sizeof err), -1);
@@ -568,6 +614,7 @@ int main(void)
 		cmocka_unit_test(reader_lenient),
 		cmocka_unit_test(numbers_like_strtod),
 		cmocka_unit_test(chart_keeps_spikes),
+		cmocka_unit_test(chart_odd_columns),
 		cmocka_unit_test(chart_gaps),
 		cmocka_unit_test(chart_reasons),
 		cmocka_unit_test(chart_window),

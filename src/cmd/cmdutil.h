@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* What ladder, report, metrics and serve share: one message for a bad option
+ * that names it (getopt's own complaint is off: opterr = 0 and an optstring
+ * starting with ':'), the reading options of the commands that take a sample
+ * (--reserve, --min-rss, --no-processes), a JSON string from any bytes, and
+ * one timed reading for the Prometheus exposition. */
+#ifndef SP_CMDUTIL_H
+#define SP_CMDUTIL_H
+#include "probe/sample.h"
+
+#include <jansson.h>
+
+/* The optstring for commands whose only short option is -h. */
+#define SP_OPTSTRING ":h"
+
+/* Sets opterr = 0 and optind = 1: call before the getopt_long loop. */
+void sp_opt_begin(void);
+/* getopt_long returned ':' (a value missing) or '?' (an unknown option):
+ * "option '--x' needs a value" / "unknown option '--x'", then exit 2. */
+void sp_opt_bad(const char *cmd, int c, char **argv) __attribute__((noreturn));
+
+/* Long options for the reading options; their codes clash with nothing. */
+enum { SP_OPT_RESERVE = 1101, SP_OPT_MIN_RSS, SP_OPT_NO_PROCESSES };
+#define SP_READ_LONGOPTS                                             \
+	{ "reserve", required_argument, NULL, SP_OPT_RESERVE },      \
+	{ "min-rss", required_argument, NULL, SP_OPT_MIN_RSS },      \
+	{ "no-processes", no_argument, NULL, SP_OPT_NO_PROCESSES }
+/* Handle a reading option into ro (a bad value is a usage error of cmd);
+ * returns 1 when c was one. */
+int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro);
+
+/* A JSON string from text that may hold any bytes (a path, a process name
+ * from /proc): invalid UTF-8 and control bytes become '?', so the key is
+ * never silently dropped (json_string answers NULL for invalid UTF-8). */
+json_t *sp_json_text(const char *txt);
+
+/* Read the machine into s and fill what the exposition says about itself
+ * (the version, the read's duration, whether processes were skipped). */
+struct sp_prom_info;
+void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info);
+#endif

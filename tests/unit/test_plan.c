@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/* Planning around the footprint: --cohost parsing, the verdict and its
+ * margin, the anchors, and the fit search's order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "account/plan.h"
+#include "shapes.h"
+
+#define GiB (1ULL << 30)
+
+static int parse(const char *s, struct sp_cohost *c)
+{
+	char err[256];
+	return sp_cohost_parse(s, strlen(s), c, err, sizeof err);
+}
+
+static void cohost(void **st)
+{
+	(void)st;
+	struct sp_cohost c;
+	char err[256];
+	assert_int_equal(parse("vllm:0.5", &c), 0);
+	assert_int_equal(c.kind, SP_COHOST_VLLM);
+	assert_true(sp_cohost_bytes(&c, 100 * GiB) == 50 * GiB);
+	assert_int_equal(parse("VLLM:1", &c), 0);
+	assert_int_equal(parse("ollama:12GiB", &c), 0);
+	assert_true(c.kind == SP_COHOST_OLLAMA_SIZE && c.bytes == 12 * GiB);
+	assert_true(sp_cohost_bytes(&c, 1) == 12 * GiB);
+	assert_int_equal(parse("ollama:/m/x.GGUF", &c), 0);
+	assert_true(c.kind == SP_COHOST_OLLAMA_FILE && strcmp(c.path, "/m/x.GGUF") == 0);
+	const char *bad[] = { "", "vllm", "vllm:", "vllm:0", "vllm:-0.5", "vllm:1.01", "vllm:nan", "vllm:inf",
+			      "vllm:0.5x", "ollama:", "ollama:0", "ollama:lots", "sglang:0.5", ":0.5", ".gguf" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		if (parse(bad[i], &c) != -1) {
+			print_error("'%s' was accepted\n", bad[i]);
+			fail();
+		}
+	}
+	/* not NUL-terminated, embedded NUL, too long */
+	assert_int_equal(sp_cohost_parse("vllm:0.5xxxx", 8, &c, err, sizeof err), 0);
+	assert_int_equal(sp_cohost_parse("vllm:0\0.5", 9, &c, err, sizeof err), -1);
+	char big[2000];
+	memset(big, 'a', sizeof big);
+	assert_int_equal(sp_cohost_parse(big, sizeof big, &c, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--cohost"));
+}
+
+static void verdict(void **st)
+{
+	(void)st;
+	/* margin: max(2 GiB, 10%) */
+	assert_true(sp_tight_margin(10 * GiB) == 2 * GiB);
+	assert_true(sp_tight_margin(100 * GiB) == 10 * GiB);
+	assert_int_equal(sp_judge(10 * GiB, 13 * GiB), SP_FITS);
+	assert_int_equal(sp_judge(10 * GiB, 11 * GiB), SP_TIGHT);
+	assert_int_equal(sp_judge(10 * GiB, 10 * GiB), SP_TIGHT);
+	assert_int_equal(sp_judge(10 * GiB + 1, 10 * GiB), SP_NO);
+	assert_int_equal(sp_judge(100 * GiB, 109 * GiB), SP_TIGHT);
+	assert_int_equal(sp_judge(100 * GiB, 111 * GiB), SP_FITS);
+	assert_string_equal(sp_verdict_name(SP_TIGHT), "tight");
+	struct sp_footprint f = { .peak_bytes = 5, .load_peak_bytes = 7 };
+	assert_true(sp_need(&f) == 7);
+}
+
+static struct sp_plan_opts opts(enum sp_method m)
+{
+	struct sp_plan_opts o;
+	sp_plan_opts_init(&o);
+	o.method = m;
+	return o;
+}
+
+static void anchors(void **st)
+{
+	(void)st;
+	struct sp_model_shape l70 = LLAMA31_70B, l8 = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	const struct sp_anchor *a = sp_anchor_nearest(&l70, &o);
+	assert_string_equal(a->name, "70b-qlora");
+	/* 70B QLoRA model state ~44 GB: not far from "about 40 GB" */
+	assert_false(sp_anchor_far(a, &o, l70.params, 60e9, 44e9));
+	/* forgetting --method qlora: bf16 weights, 141 GB, far */
+	assert_true(sp_anchor_far(a, &o, l70.params, 160e9, 141e9));
+	/* another size class is never "far" */
+	assert_false(sp_anchor_far(a, &o, l8.params, 160e9, 141e9));
+	o = opts(SP_METHOD_FULL);
+	a = sp_anchor_nearest(&l8, &o);
+	assert_string_equal(a->name, "9b-full");
+	assert_false(sp_anchor_far(a, &o, l8.params, 80e9, 64e9));
+	assert_true(sp_anchor_far(a, &o, l8.params, 140e9, 128e9)); /* over the Spark's pool */
+	struct sp_model_shape none = { 0 };
+	assert_null(sp_anchor_nearest(&none, &o));
+}
+
+static void fit_order(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B, l70 = LLAMA31_70B;
+	struct sp_advice a;
+	/* long packing that does not fit: the packing goes first, not the batch */
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	o.seq = 16384;
+	o.batch = 4;
+	assert_int_equal(sp_fit_search(&l8, &o, 30 * GiB, &a), 1);
+	assert_string_equal(a.rung, "seq");
+	assert_true(a.opts.batch == 4 && a.opts.seq < 16384);
+	assert_true(a.need_bytes <= 30 * GiB);
+	/* at the shortest packing, the batch (the flags name it exactly) */
+	o.seq = 256;
+	o.batch = 64;
+	assert_int_equal(sp_fit_search(&l8, &o, 24 * GiB, &a), 1);
+	assert_string_equal(a.rung, "batch");
+	assert_non_null(strstr(a.why, "gradient_accumulation_steps"));
+	assert_true(strncmp(a.flags, "--batch ", 8) == 0);
+	/* full 70B: bf16 LoRA does not fit 100 GiB; QLoRA does */
+	o = opts(SP_METHOD_FULL);
+	assert_int_equal(sp_fit_search(&l70, &o, 100 * GiB, &a), 1);
+	assert_string_equal(a.rung, "method");
+	assert_int_equal(a.opts.method, SP_METHOD_QLORA);
+	/* full 8B: bf16 LoRA comes before QLoRA */
+	o = opts(SP_METHOD_FULL);
+	assert_int_equal(sp_fit_search(&l8, &o, 40 * GiB, &a), 1);
+	assert_int_equal(a.opts.method, SP_METHOD_LORA);
+	/* nothing fits: a smaller model or two Sparks */
+	o = opts(SP_METHOD_QLORA);
+	assert_int_equal(sp_fit_search(&l70, &o, 20 * GiB, &a), 0);
+	assert_string_equal(a.rung, "model");
+	/* infer: quantize the weights */
+	o = opts(SP_METHOD_INFER);
+	assert_int_equal(sp_fit_search(&l70, &o, 100 * GiB, &a), 1);
+	assert_string_equal(a.rung, "quant");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(cohost),
+		cmocka_unit_test(verdict),
+		cmocka_unit_test(anchors),
+		cmocka_unit_test(fit_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
