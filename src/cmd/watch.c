@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 static const char help[] =
-	"usage: sparkops watch [options] [--pid PID] [--duration S]\n"
+	"usage: sparkops watch [options] [--pid PID] [--duration S] [--count N]\n"
 	"\n"
 	"Samples memory, pressure, GPU and SoC sensors into a CSV log, with throttle,\n"
 	"process and guard events, until interrupted (Ctrl-C: a clean end, exit 0),\n"
@@ -19,6 +19,7 @@ static const char help[] =
 	"options:\n"
 	"      --pid PID           tie the watch to a running job: its memory, its end\n"
 	"      --duration S        stop after S seconds\n"
+	"      --count N           stop after N samples\n"
 	SP_WL_HELP
 	SP_COMMON_HELP
 	"\n"
@@ -30,6 +31,7 @@ int cmd_watch(int argc, char **argv)
 		SP_WL_LONGOPTS,
 		{ "pid", required_argument, NULL, 'P' },
 		{ "duration", required_argument, NULL, 'D' },
+		{ "count", required_argument, NULL, 'C' },
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -52,6 +54,13 @@ int cmd_watch(int argc, char **argv)
 			if (sp_parse_duration(optarg, &o.duration_s) < 0 || !(o.duration_s > 0))
 				sp_usage_error("watch", "--duration: '%s' is not a duration (e.g. 90, 10m, 8h)", optarg);
 			break;
+		case 'C': {
+			int64_t v;
+			if (sp_parse_i64(optarg, &v) < 0 || v <= 0)
+				sp_usage_error("watch", "--count: '%s' is not a number of samples", optarg);
+			o.count = (long)v;
+			break;
+		}
 		case 'h':
 			return sp_print_help(help);
 		default:

@@ -77,7 +77,7 @@ static double wall_now(void)
 /* ---- state ------------------------------------------------------------------ */
 
 #define GQ_MAX 32
-struct wl {
+struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
 	const struct sp_wl_opts *o;
 	struct sp_csvlog log;
 	bool log_ok, log_warned;
@@ -683,7 +683,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	}
 
 	/* the loop */
-	bool job_done = false, stop = false, interrupted = false;
+	bool job_done = false, stop = false, interrupted = false, counted = false;
 	int status = 0, stop_sig = 0;
 	double t_done = 0, next = t0;
 	double t_end = o->duration_s > 0 ? t0 + o->duration_s : INFINITY;
@@ -698,6 +698,11 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		}
 		if (!job_done && !stop && now >= next) {
 			take_sample(w);
+			if (o->count > 0 && w->sum.samples >= o->count) {
+				stop = true;
+				counted = true;
+				continue;
+			}
 			next += o->interval_s;
 			now = mono_now();
 			if (next < now)
@@ -792,7 +797,8 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	}
 	for (int i = 0; i < 2; i++)
 		sp_progress_flush(&w->prog[i]);
-	take_sample(w); /* the state at the end */
+	if (!counted)
+		take_sample(w); /* the state at the end */
 	int rc = 0;
 	char d[200];
 	if (w->have_child) {
@@ -800,13 +806,12 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		const char *by = "exit";
 		if (WIFSIGNALED(status)) {
 			by = "signal";
-			uint64_t oom_now = g_sample.cg.oom_kill.v;
-			if (WTERMSIG(status) == SIGKILL && w->oom_first_ok && sp_ok(g_sample.cg.oom_kill.why) &&
-			    oom_now > w->oom_kill_first)
-				by = "oom_kill";
-			/* the kernel's own word, where we may read it (not in a fixture run) */
-			else if (WTERMSIG(status) == SIGKILL && !sp_paths_is_fixture() &&
-				 sp_kmsg_check_oom(w->child.pid) == 1)
+			/* the cgroup's counter rose, or the kernel's own word where we may
+			 * read it (not in a fixture run) */
+			bool cg_oom = w->oom_first_ok && sp_ok(g_sample.cg.oom_kill.why) &&
+				      g_sample.cg.oom_kill.v > w->oom_kill_first;
+			if (WTERMSIG(status) == SIGKILL &&
+			    (cg_oom || (!sp_paths_is_fixture() && sp_kmsg_check_oom(w->child.pid) == 1)))
 				by = "oom_kill";
 		}
 		if (atomic_load(&w->guard_stopped))
@@ -822,6 +827,8 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			snprintf(d, sizeof d, "reason=pid_ended pid=%d", (int)o->pid);
 		else if (stop_sig)
 			snprintf(d, sizeof d, "reason=signal signal=%d", stop_sig);
+		else if (counted)
+			snprintf(d, sizeof d, "reason=count count=%ld", o->count);
 		else
 			snprintf(d, sizeof d, "reason=duration");
 		emit_event(w, SP_EV_STOP, d);

@@ -27,6 +27,7 @@ struct sp_wl_opts {
 	/* watch */
 	pid_t pid;                /* --pid, 0 none */
 	double duration_s;        /* --duration, 0 none */
+	long count;               /* --count: stop after this many samples, 0 none */
 };
 void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname);
 /* Returns the command's exit code. */

@@ -105,7 +105,7 @@ static void close_fd(int *fd)
 int sp_child_spawn(struct sp_child *c, char *const argv[], const sigset_t *orig_mask)
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, st[2] = { -1, -1 };
-	int rc = 0;
+	int rc;
 	c->pid = c->relay = 0;
 	c->prog_fd[0] = c->prog_fd[1] = -1;
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0 ||
@@ -276,7 +276,7 @@ int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_r
 		uint64_t rss;
 		if (sp_stat_parse(buf, len, &pp, &rss) < 0)
 			continue;
-		pid_t pid = (pid_t)atoi(name);
+		pid_t pid = (pid_t)strtol(name, NULL, 10); /* all digits: checked above */
 		if (pid == root) {
 			root_seen = true;
 			root_rss = rss;

@@ -12,7 +12,7 @@
 
 enum col_kind { K_TIME, K_UNIX, K_TYPE, K_EVENT, K_DETAIL, K_NUM, K_REASONS, K_UNIT };
 
-struct col {
+struct col { // NOLINT(clang-analyzer-optin.performance.Padding): a small static table
 	const char *name;
 	enum col_kind kind;
 	size_t off;   /* offset of the double (K_NUM) */
@@ -431,9 +431,10 @@ static int parse_reasons(const char *s, struct sp_logrow *r)
 				found = b;
 		}
 		if (found < 0 && l > 12 && memcmp(p, "unknown_bit_", 12) == 0) {
-			int b = atoi(p + 12);
-			if (b >= 0 && b < 64)
-				found = b;
+			char *end;
+			long b = strtol(p + 12, &end, 10);
+			if (end != p + 12 && b >= 0 && b < 64)
+				found = (int)b;
 		}
 		if (found < 0)
 			return -1;

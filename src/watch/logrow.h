@@ -13,7 +13,7 @@
 enum sp_row_type { SP_ROW_SAMPLE, SP_ROW_EVENT };
 
 /* Every numeric field is NAN when unknown (written as an empty field). */
-struct sp_logrow {
+struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column order reads better
 	enum sp_row_type type;
 	char time_iso[40];    /* local time, ISO-8601 with ms and offset */
 	double unix_time;     /* seconds since the epoch, ms precision */

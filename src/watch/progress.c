@@ -139,7 +139,7 @@ static bool parse_rate(struct sp_progress *p, const char *s, size_t n)
 		size_t u0 = k, u1 = k;
 		while (u1 < n && unit_char(s[u1]) && u1 - u0 < 13)
 			u1++;
-		if (u1 == u0 || u1 + 1 >= n + 0 || s[u1] != '/' || u1 + 1 >= n || s[u1 + 1] != 's' ||
+		if (u1 == u0 || u1 + 1 >= n || s[u1] != '/' || s[u1 + 1] != 's' ||
 		    !ends_token(s, u1 + 2, n)) {
 			i = j > i ? j - 1 : i;
 			continue;
@@ -208,29 +208,25 @@ static bool parse_dict(struct sp_progress *p, const char *s, size_t n)
 	if (i >= n || s[i] != '{')
 		return false;
 	double v;
-	bool any = false;
 	if (dict_num(s, n, "loss", &v)) {
 		p->loss = v;
-		p->have_loss = any = true;
+		p->have_loss = true;
 	}
 	if (dict_num(s, n, "epoch", &v)) {
 		p->epoch = v;
-		p->have_epoch = any = true;
+		p->have_epoch = true;
 	}
-	if (dict_num(s, n, "train_runtime", &v)) {
+	if (dict_num(s, n, "train_runtime", &v))
 		p->train_runtime_s = v;
-		any = true;
-	}
 	if (dict_num(s, n, "train_samples_per_second", &v) && v >= 0) {
 		p->train_samples_per_second = v;
-		p->have_train_summary = any = true;
+		p->have_train_summary = true;
 		p->rate = v;
 		snprintf(p->unit, sizeof p->unit, "samples/s");
 		p->have_rate = true;
 		p->updates++;
 		return true;
 	}
-	(void)any;
 	return false;
 }
 
@@ -258,7 +254,7 @@ static bool parse_regex(struct sp_progress *p, const char *s)
 
 bool sp_progress_line(struct sp_progress *p, const char *s, size_t n)
 {
-	char buf[SP_PROGRESS_LINE + 1];
+	char buf[SP_PROGRESS_LINE + 1] = ""; /* zeroed: the analyzer cannot follow strip_ansi's bound */
 	if (n > SP_PROGRESS_LINE)
 		n = SP_PROGRESS_LINE;
 	size_t m = strip_ansi(s, n, buf, sizeof buf);

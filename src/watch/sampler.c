@@ -149,7 +149,7 @@ int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, bool procs_f
 	if (!procs_fresh)
 		return n;
 	/* memory-heavy processes that were not there before */
-	int cur[SP_EV_MAX_PIDS], nc = 0;
+	int cur[SP_EV_MAX_PIDS] = { 0 }, nc = 0;
 	for (int i = 0; i < s->nprocs && nc < SP_EV_MAX_PIDS; i++) {
 		const struct sp_proc *p = &s->procs[i];
 		if (in(skip, nskip, p->pid))

@@ -84,7 +84,7 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 		if (!sp_detail_get(r->detail, "cause", e->cause, sizeof e->cause))
 			snprintf(e->cause, sizeof e->cause, "unknown");
 		if (sp_detail_get(r->detail, "drop_pct", v, sizeof v))
-			e->drop_pct = atof(v);
+			e->drop_pct = strtod(v, NULL);
 	} else if (strcmp(r->event, SP_EV_EPISODE_END) == 0) {
 		for (int i = s->n_episodes - 1; i >= 0; i--) {
 			if (isnan(s->episodes[i].end)) {
@@ -106,9 +106,9 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 		if (!sp_detail_get(r->detail, "ended_by", s->ended_by, sizeof s->ended_by))
 			snprintf(s->ended_by, sizeof s->ended_by, "exit");
 		if (sp_detail_get(r->detail, "exit_code", v, sizeof v))
-			s->exit_code = atoi(v);
+			s->exit_code = (int)strtol(v, NULL, 10);
 		if (sp_detail_get(r->detail, "signal", v, sizeof v))
-			s->signal = atoi(v);
+			s->signal = (int)strtol(v, NULL, 10);
 	}
 }
 

@@ -39,6 +39,13 @@ _report $? "no job: job_rss_bytes is empty, not 0"
 OUT=w.json
 expect_jq '.episodes == [] and .guard_actions == []' "summary JSON without a job"
 
+run $NONV $S watch --interval 0.05 --count 3 --log c.csv $IDLE
+expect_rc 0 "watch --count ends after N samples"
+[ "$(grep -c ',sample,' c.csv)" = 3 ] && tail -1 c.csv | grep -q ',event,stop,reason=count count=3'
+_report $? "exactly three samples, and a stop row that says why"
+run $S watch --count 0
+expect_rc 2 "--count 0 is refused"
+
 # tied to a process: its memory, its end
 $PC sleep 1 &
 pid=$!
