@@ -600,7 +600,7 @@ int cmd_plan(int argc, char **argv)
 			printf("  co-hosted servers keep %s of %s\n", g2, sp_fmt_gib(g3, sizeof g3, (double)b.raw_bytes));
 		print_bar(b.uma ? "steady" : "steady dev", f.peak_bytes, b.bytes, col);
 		print_bar(b.uma ? "load" : "load dev", f.load_peak_bytes, b.bytes, col);
-		printf("  the load maps %s at a time and leaves %s of page cache behind (reclaimable; a flush returns it)\n",
+		printf("  the load maps %s at a time and reads %s through the page cache (clean pages: the kernel reclaims them under pressure, a flush returns them)\n",
 		       sp_fmt_gib(g1, sizeof g1, (double)f.load_mapped_bytes), sp_fmt_gib(g2, sizeof g2, (double)f.load_file_bytes));
 		if (!b.uma && b.host_bytes)
 			printf("  host side %s against %s of system memory%s\n", sp_fmt_gib(g1, sizeof g1, (double)f.host_bytes),

@@ -292,11 +292,13 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 		const struct sp_gpu *g = &s->gpus[i];
 		printf("  %u  %s%s\n", g->index, g->name, g->integrated ? "  (integrated, shares the pool)" : "");
 		char t[32], p[32], pl[32], c[32], cm[32], u[32];
-		printf("     temp %s C  power %s W (limit %s)  SM %s/%s MHz  util %s%%\n",
-		       u64_or(t, sizeof t, g->temp_c, 0, "", 1), u64_or(p, sizeof p, g->power_mw, 1, "", 1e3),
+		/* units only beside a value: "temp N/A", never "N/A C" */
+		printf("     temp %s  power %s (limit %s)  SM %s of %s  util %s\n",
+		       u64_or(t, sizeof t, g->temp_c, 0, " C", 1), u64_or(p, sizeof p, g->power_mw, 1, " W", 1e3),
 		       u64_or(pl, sizeof pl, g->power_limit_mw, 0, " W", 1e3),
-		       u64_or(c, sizeof c, g->sm_clock_mhz, 0, "", 1), u64_or(cm, sizeof cm, g->sm_clock_max_mhz, 0, "", 1),
-		       u64_or(u, sizeof u, g->util_gpu_pct, 0, "", 1));
+		       u64_or(c, sizeof c, g->sm_clock_mhz, 0, " MHz", 1),
+		       u64_or(cm, sizeof cm, g->sm_clock_max_mhz, 0, " MHz", 1),
+		       u64_or(u, sizeof u, g->util_gpu_pct, 0, "%", 1));
 		if (sp_ok(g->reasons.why)) {
 			printf("     clocks event reasons: ");
 			int n = 0;

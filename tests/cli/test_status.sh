@@ -86,6 +86,7 @@ expect_rc 0 "gb10 human output"
 expect_out 'nvidia-smi memory +Not Supported' "human: nvidia-smi memory not supported, side by side"
 expect_out 'cudaMemGetInfo free' "human: what CUDA would call free"
 expect_out 'clocks event reasons: sw_power_cap, sw_thermal_slowdown' "human: event reasons"
+expect_out 'temp 84 C  power 98.6 W \(limit N/A\)  SM 2405 MHz of 3003 MHz  util 97%' "human: GPU line, N/A without a unit"
 expect_out 'PL1 average +139.6 W +of a 140 W cap' "human: PL1 against its cap"
 expect_out '^verdict: 2.2 GiB for a new job now, 46.8 GiB after a cache flush' "human: one-line verdict"
 run $G $S status $(sysroot gb10-loaded) --reserve 1GiB --json
