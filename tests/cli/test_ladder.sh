@@ -100,12 +100,17 @@ expect_jq '.next_rung == null and .rungs_tried == [1,2,3,4]' "no next rung"
 SF="$XDG_STATE_HOME/sparkops/ladder-order.state"
 [ "$(stat -c %a "$SF")" = 600 ] && [ "$(stat -c %a "$XDG_STATE_HOME/sparkops")" = 700 ]
 _report $? "state file mode 0600 in a 0700 folder"
+# a second link keeps the old inode alive (its number cannot be reused) and
+# shows the old file was never rewritten in place
 ino1=$(stat -c %i "$SF")
+ln "$SF" "$TMP/old-state"
+cp "$SF" "$TMP/old-copy"
 run $J --reset
 expect_jq '.next_rung == 1 and .rungs_tried == []' "--reset forgets"
 ino2=$(stat -c %i "$SF")
-[ "$ino1" != "$ino2" ] && [ -z "$(ls "$XDG_STATE_HOME/sparkops" | grep tmp)" ]
-_report $? "state written atomically (a new file renamed into place, no temp left)"
+[ "$ino1" != "$ino2" ] && cmp -s "$TMP/old-state" "$TMP/old-copy" && [ -z "$(ls "$XDG_STATE_HOME/sparkops" | grep tmp)" ]
+_report $? "state written atomically (a new file renamed into place, the old one untouched, no temp left)"
+rm -f "$TMP/old-state" "$TMP/old-copy"
 grep -q '^tried none$' "$SF"
 _report $? "the state file is readable text"
 run $L --job other --json
