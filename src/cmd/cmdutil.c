@@ -5,8 +5,11 @@
 #include "probe/probe.h"
 #include "util/units.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <unistd.h>
 #include <limits.h>
+#include <string.h>
 
 void sp_opt_begin(void)
 {
@@ -19,9 +22,15 @@ void sp_opt_bad(const char *cmd, int c, char **argv)
 	const char *arg = argv[optind - 1];
 	if (c == ':')
 		sp_usage_error(cmd, "option '%s' needs a value", arg);
-	if (optopt > 0 && optopt < 128)
-		sp_usage_error(cmd, "unknown option '-%c'", optopt);
-	sp_usage_error(cmd, "unknown option '%s'", arg);
+	if (strncmp(arg, "--", 2) == 0) {
+		/* "--json=1": getopt_long names a known option in optopt */
+		const char *eq = strchr(arg, '=');
+		int name_len = eq ? (int)(eq - arg) : (int)strlen(arg);
+		if (eq && optopt)
+			sp_usage_error(cmd, "option '%.*s' takes no value", name_len, arg);
+		sp_usage_error(cmd, "unknown option '%.*s'", name_len, arg);
+	}
+	sp_usage_error(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
 }
 
 int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro)
@@ -43,22 +52,23 @@ int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro
 	}
 }
 
-json_t *sp_json_text(const char *txt)
-{
-	json_t *j = json_string(txt);
-	if (j)
-		return j;
-	char buf[PATH_MAX];
-	size_t i = 0;
-	for (; txt[i] && i + 1 < sizeof buf; i++)
-		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
-	buf[i] = 0;
-	return json_string(buf);
-}
-
 void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info)
 {
 	double t0 = sp_mono_now();
 	sp_sample_read(s, ro);
 	*info = (struct sp_prom_info){ SPARKOPS_VERSION, sp_mono_now() - t0, !(ro->what & SP_READ_PROCS) };
+}
+
+int sp_feed_fd(int fd, int (*feed)(void *ctx, const char *buf, size_t len), void *ctx)
+{
+	static char buf[1 << 16];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0 || feed(ctx, buf, (size_t)n))
+			return 0;
+	}
 }

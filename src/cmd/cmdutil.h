@@ -6,6 +6,7 @@
  * one timed reading for the Prometheus exposition. */
 #ifndef SP_CMDUTIL_H
 #define SP_CMDUTIL_H
+#include "out/sample_json.h" /* sp_json_text */
 #include "probe/sample.h"
 
 #include <jansson.h>
@@ -15,8 +16,9 @@
 
 /* Sets opterr = 0 and optind = 1: call before the getopt_long loop. */
 void sp_opt_begin(void);
-/* getopt_long returned ':' (a value missing) or '?' (an unknown option):
- * "option '--x' needs a value" / "unknown option '--x'", then exit 2. */
+/* getopt_long returned ':' (a value missing) or '?' (an unknown option, or
+ * a value given to one that takes none): "option '--x' needs a value",
+ * "option '--x' takes no value", "unknown option '--x'", then exit 2. */
 void sp_opt_bad(const char *cmd, int c, char **argv) __attribute__((noreturn));
 
 /* Long options for the reading options; their codes clash with nothing. */
@@ -29,10 +31,12 @@ enum { SP_OPT_RESERVE = 1101, SP_OPT_MIN_RSS, SP_OPT_NO_PROCESSES };
  * returns 1 when c was one. */
 int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro);
 
-/* A JSON string from text that may hold any bytes (a path, a process name
- * from /proc): invalid UTF-8 and control bytes become '?', so the key is
- * never silently dropped (json_string answers NULL for invalid UTF-8). */
-json_t *sp_json_text(const char *txt);
+/* Read fd to its end in 64 KiB chunks (EINTR retried), handing each chunk to
+ * feed, which returns non-zero to stop early: the one read loop of the
+ * commands that stream a file through a push parser (ladder's log, report's
+ * log and training log). 0, or -errno of the failed read. */
+int sp_feed_fd(int fd, int (*feed)(void *ctx, const char *buf, size_t len), void *ctx);
+
 
 /* Read the machine into s and fill what the exposition says about itself
  * (the version, the read's duration, whether processes were skipped). */

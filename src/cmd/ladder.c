@@ -61,26 +61,19 @@ struct opts {
 
 /* ---- the log ---------------------------------------------------------------- */
 
+static int feed_oomlog(void *p, const char *buf, size_t len)
+{
+	sp_oomlog_feed(p, buf, len);
+	return 0;
+}
+
 static int read_log(const char *path, struct sp_oomlog *p)
 {
 	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	static char buf[1 << 16];
 	sp_oomlog_init(p);
-	int err = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		sp_oomlog_feed(p, buf, (size_t)n);
-	}
+	int err = sp_feed_fd(fd, feed_oomlog, p);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	sp_oomlog_finish(p);

@@ -4,6 +4,7 @@
 #include "account/footprint.h"
 #include "account/plan.h"
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "model/model.h"
 #include "probe/probe.h"
 #include "util/msg.h"
@@ -272,8 +273,8 @@ int cmd_plan(int argc, char **argv)
 	int ncohost = 0;
 	char err[600];
 	int c, v;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
 		if (sp_common_opt(c, optarg))
 			continue;
 		switch (c) {
@@ -377,7 +378,7 @@ int cmd_plan(int argc, char **argv)
 		case 'h':
 			return sp_print_help(help);
 		default:
-			sp_usage_error("plan", "unknown option");
+			sp_opt_bad("plan", c, argv);
 		}
 	}
 	if (list)

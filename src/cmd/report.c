@@ -130,21 +130,23 @@ static void on_train(void *vx, double t, const char *line)
 }
 
 /* read the log (fd) through the streaming reader */
+static int feed_log(void *rd, const char *buf, size_t len)
+{
+	return sp_logread_feed(rd, buf, len) < 0; /* failed or stopped: err says why */
+}
+
 static int read_log(int fd, struct sp_logread *rd)
 {
-	static char buf[1 << 16];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		if (sp_logread_feed(rd, buf, (size_t)n) < 0)
-			return 0;
-	}
-	sp_logread_end(rd);
+	int e = sp_feed_fd(fd, feed_log, rd);
+	if (e < 0)
+		return e;
+	sp_logread_end(rd); /* does nothing once failed or stopped */
+	return 0;
+}
+
+static int feed_training(void *tl, const char *buf, size_t len)
+{
+	sp_trainlog_feed(tl, buf, len);
 	return 0;
 }
 
@@ -165,21 +167,13 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 	}
 	if (in)
 		path = "stdin";
-	static char buf[1 << 16];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			sp_error("'%s': %s", path, strerror(errno));
-			if (!in)
-				close(fd);
-			sp_trainlog_release(&tl);
-			return SP_EXIT_USAGE;
-		}
-		if (n == 0)
-			break;
-		sp_trainlog_feed(&tl, buf, (size_t)n);
+	int e = sp_feed_fd(fd, feed_training, &tl);
+	if (e < 0) {
+		sp_error("'%s': %s", path, strerror(-e));
+		if (!in)
+			close(fd);
+		sp_trainlog_release(&tl);
+		return SP_EXIT_USAGE;
 	}
 	sp_trainlog_end(&tl);
 	if (!in)

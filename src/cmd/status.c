@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* sparkops status — the real headroom, in one screen or one JSON object. */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "out/sample_json.h"
 #include "out/spark.h"
 #include "probe/probe.h"
@@ -25,6 +26,7 @@ static const char help[] =
 	"      --json           one JSON object (stable keys, null for unknown + reason)\n"
 	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
 	"      --min-rss SIZE   also list unrecognised processes above SIZE (default 2GiB)\n"
+	"      --no-processes   skip the scan of /proc for servers and trainers\n"
 	"      --gpu-timeout DURATION\n"
 	"                       longest wait for the NVIDIA driver (default 2s); past it the\n"
 	"                       GPU readings are null with the reason \"timeout\"\n"
@@ -140,7 +142,7 @@ static json_t *claims_json(const struct sp_sample *s)
 	return o;
 }
 
-static int print_json(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v)
+static int print_json(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v, bool procs_scanned)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
@@ -150,13 +152,14 @@ static int print_json(const struct sp_sample *s, const struct sp_spark *k, const
 	json_object_set_new(root, "cgroup", sp_json_cgroup(s));
 	json_object_set_new(root, "psi", sp_json_psi(s));
 	json_object_set_new(root, "gpu_status", json_string(sp_why_key(s->gpu_status)));
-	json_object_set_new(root, "gpu_status_detail", s->gpu_detail[0] ? json_string(s->gpu_detail) : json_null());
+	json_object_set_new(root, "gpu_status_detail", s->gpu_detail[0] ? sp_json_text(s->gpu_detail) : json_null());
 	json_object_set_new(root, "gpus", sp_json_gpus(s));
 	json_object_set_new(root, "claims", claims_json(s));
 	json_object_set_new(root, "thermal_zones", sp_json_thermal(s));
 	json_object_set_new(root, "hwmon", sp_json_hwmon(s));
 	json_object_set_new(root, "spark", sp_json_spark(s));
-	json_object_set_new(root, "processes", sp_json_procs(s));
+	/* not looked at is not "none": null */
+	json_object_set_new(root, "processes", procs_scanned ? sp_json_procs(s) : json_null());
 	json_object_set_new(root, "warnings", json_integer((json_int_t)s->warnings));
 	json_object_set_new(root, "trouble", json_boolean(v->trouble));
 	json_object_set_new(root, "verdict", json_string(v->line));
@@ -193,7 +196,7 @@ static const char *u64_or(char *buf, size_t n, struct sp_u64 f, int decimals, co
 }
 
 static void print_human(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v,
-			const struct style *st)
+			const struct style *st, bool procs_scanned)
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	const struct sp_meminfo *m = &s->mem;
@@ -361,7 +364,9 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 	printf("\n");
 
 	printf("\n%sPROCESSES%s competing for the pool", st->bold, st->off);
-	if (s->nprocs == 0) {
+	if (!procs_scanned) {
+		printf(": not scanned (--no-processes)\n");
+	} else if (s->nprocs == 0) {
 		printf(": none recognised\n");
 	} else {
 		printf("\n  %7s  %-16s %-14s %10s %10s  %s\n", "PID", "KIND", "NAME", "RSS", "GPU MEM", "CAP");
@@ -384,9 +389,8 @@ int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "reserve", required_argument, NULL, 'r' },
-		{ "min-rss", required_argument, NULL, 'm' },
 		{ "gpu-timeout", required_argument, NULL, 't' },
+		SP_READ_LONGOPTS,
 		SP_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -394,21 +398,13 @@ int cmd_status(int argc, char **argv)
 	sp_read_opts_init(&ro);
 	bool json = false;
 	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (sp_common_opt(c, optarg))
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
+		if (sp_common_opt(c, optarg) || sp_read_opt("status", c, optarg, &ro))
 			continue;
 		switch (c) {
 		case 'j':
 			json = true;
-			break;
-		case 'r':
-			if (sp_parse_size(optarg, &ro.reserve) < 0)
-				sp_usage_error("status", "--reserve: '%s' is not a size (e.g. 4GiB, 512M)", optarg);
-			break;
-		case 'm':
-			if (sp_parse_size(optarg, &ro.proc_min_rss) < 0)
-				sp_usage_error("status", "--min-rss: '%s' is not a size", optarg);
 			break;
 		case 't':
 			if (sp_parse_duration(optarg, &ro.gpu_timeout_s) < 0 || !(ro.gpu_timeout_s > 0) ||
@@ -419,7 +415,7 @@ int cmd_status(int argc, char **argv)
 		case 'h':
 			return sp_print_help(help);
 		default:
-			sp_usage_error("status", "unknown option");
+			sp_opt_bad("status", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -435,12 +431,12 @@ int cmd_status(int argc, char **argv)
 	judge(s, &k, &v);
 
 	if (json) {
-		print_json(s, &k, &v);
+		print_json(s, &k, &v, (ro.what & SP_READ_PROCS) != 0);
 	} else {
 		bool col = sp_color(1);
 		struct style st = { col ? "\033[1m" : "", col ? "\033[2m" : "", col ? "\033[31m" : "",
 				    col ? "\033[33m" : "", col ? "\033[0m" : "" };
-		print_human(s, &k, &v, &st);
+		print_human(s, &k, &v, &st, (ro.what & SP_READ_PROCS) != 0);
 	}
 	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
 	if (s->mem.why != SP_OK)

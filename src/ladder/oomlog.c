@@ -385,13 +385,13 @@ static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 						  "extract", "convert", "process", "upload", "saving", "packing" };
 	for (size_t i = 0; i < sizeof load_words / sizeof load_words[0]; i++)
 		if (has_ci(s, dl, load_words[i])) {
-			mark_progress(p, SP_PHASE_LOAD, "while loading (progress bar)");
+			mark_progress(p, SP_PHASE_LOAD, "while loading, by its progress bar");
 			return;
 		}
 	for (size_t i = 0; i < sizeof prep_words / sizeof prep_words[0]; i++)
 		if (has_ci(s, dl, prep_words[i]))
 			return;
-	mark_progress(p, SP_PHASE_STEP, "after training steps began (step counter)");
+	mark_progress(p, SP_PHASE_STEP, "after training steps began, by its step counter");
 }
 
 static bool is_sigkill(const char *s, size_t n)
@@ -534,7 +534,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	} else if (has(s, n, "{'loss'") || has(s, n, "{\"loss\"") || has(s, n, "{'train_runtime'") ||
 		   has(s, n, "{'eval_loss'") || has(s, n, "***** Running training *****") ||
 		   has(s, n, "***** Running Evaluation *****")) {
-		mark_progress(p, SP_PHASE_STEP, "after training steps began (Trainer)");
+		mark_progress(p, SP_PHASE_STEP, "after training steps began, by the Trainer's log");
 	} else if (has(s, n, "%|")) {
 		tqdm_line(p, s, n);
 	}

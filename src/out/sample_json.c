@@ -5,9 +5,23 @@
 #include "out/spark.h"
 #include "util/units.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+json_t *sp_json_text(const char *txt)
+{
+	json_t *j = json_string(txt);
+	if (j)
+		return j;
+	char buf[PATH_MAX];
+	size_t i = 0;
+	for (; txt[i] && i + 1 < sizeof buf; i++)
+		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
+	buf[i] = 0;
+	return json_string(buf);
+}
 
 /* value or null; the reason goes into `unavail` under the same key */
 static void put_u64(json_t *o, json_t *unavail, const char *key, struct sp_u64 f)
@@ -88,7 +102,7 @@ json_t *sp_json_cgroup(const struct sp_sample *s)
 	const struct sp_cgroup *cg = &s->cg;
 	json_t *o = json_object();
 	json_object_set_new(o, "version", cg->version ? json_integer(cg->version) : json_null());
-	json_object_set_new(o, "path", cg->version ? json_string(cg->path) : json_null());
+	json_object_set_new(o, "path", cg->version ? sp_json_text(cg->path) : json_null());
 	json_t *un = json_object();
 	put_u64(o, un, "limit_bytes", cg->limit);
 	put_u64(o, un, "usage_bytes", cg->usage);
@@ -139,7 +153,7 @@ json_t *sp_json_thermal(const struct sp_sample *s)
 		const struct sp_zone *z = &s->zones[i];
 		json_t *o = json_object();
 		json_object_set_new(o, "zone", json_integer(z->index));
-		json_object_set_new(o, "type", json_string(z->type));
+		json_object_set_new(o, "type", sp_json_text(z->type));
 		put_real(o, NULL, "temp_c", sp_ok(z->temp_mc.why), (double)z->temp_mc.v / 1000.0, z->temp_mc.why);
 		if (!sp_ok(z->temp_mc.why))
 			json_object_set_new(o, "reason", json_string(sp_why_key(z->temp_mc.why)));
@@ -154,12 +168,12 @@ json_t *sp_json_hwmon(const struct sp_sample *s)
 	for (int i = 0; i < s->nhw; i++) {
 		const struct sp_hwchan *c = &s->hw[i];
 		json_t *o = json_object();
-		json_object_set_new(o, "chip", json_string(c->chip));
+		json_object_set_new(o, "chip", sp_json_text(c->chip));
 		json_object_set_new(o, "hwmon", json_integer(c->hwmon));
 		static const char *kinds[] = { "temp", "power", "energy" };
 		json_object_set_new(o, "kind", json_string(kinds[c->kind]));
 		json_object_set_new(o, "channel", json_integer(c->chan));
-		json_object_set_new(o, "label", json_string(c->label));
+		json_object_set_new(o, "label", sp_json_text(c->label));
 		bool ok = sp_ok(c->value.why);
 		switch (c->kind) {
 		case SP_HW_TEMP:
@@ -223,8 +237,8 @@ json_t *sp_json_gpu(const struct sp_gpu *g)
 {
 	json_t *o = json_object(), *un = json_object();
 	json_object_set_new(o, "index", json_integer(g->index));
-	json_object_set_new(o, "name", json_string(g->name));
-	json_object_set_new(o, "uuid", g->uuid[0] ? json_string(g->uuid) : json_null());
+	json_object_set_new(o, "name", sp_json_text(g->name));
+	json_object_set_new(o, "uuid", g->uuid[0] ? sp_json_text(g->uuid) : json_null());
 	json_object_set_new(o, "integrated", json_boolean(g->integrated));
 	put_u64(o, un, "temperature_c", g->temp_c);
 	put_real(o, un, "power_w", sp_ok(g->power_mw.why), (double)g->power_mw.v / 1e3, g->power_mw.why);
@@ -264,8 +278,8 @@ json_t *sp_json_procs(const struct sp_sample *s)
 		const struct sp_proc *p = &s->procs[i];
 		json_t *o = json_object();
 		json_object_set_new(o, "pid", json_integer(p->pid));
-		json_object_set_new(o, "name", json_string(p->name));
-		json_object_set_new(o, "comm", json_string(p->comm));
+		json_object_set_new(o, "name", sp_json_text(p->name));
+		json_object_set_new(o, "comm", sp_json_text(p->comm));
 		json_object_set_new(o, "kind", json_string(sp_proc_kind_name(p->kind)));
 		json_object_set_new(o, "rss_bytes", json_integer((json_int_t)p->rss_bytes));
 		put_u64(o, NULL, "gpu_memory_bytes", p->gpu_mem);
@@ -278,7 +292,7 @@ json_t *sp_json_procs(const struct sp_sample *s)
 		} else {
 			json_object_set_new(o, "cap_fraction", json_null());
 		}
-		json_object_set_new(o, "cmdline", json_string(p->cmdline));
+		json_object_set_new(o, "cmdline", sp_json_text(p->cmdline));
 		json_array_append_new(a, o);
 	}
 	return a;

@@ -191,7 +191,7 @@ static struct MHD_Response *render(struct sp_server *srv)
 		if (!buf)
 			return NULL;
 		size_t n = srv->fill(buf, cap, srv->ctx);
-		srv->renders++;
+		__atomic_fetch_add(&srv->renders, 1, __ATOMIC_RELAXED); /* read from other threads */
 		if (n == 0) {
 			free(buf);
 			return NULL;
@@ -378,7 +378,7 @@ const char *sp_serve_address(const struct sp_server *srv)
 
 unsigned long sp_serve_renders(const struct sp_server *srv)
 {
-	return srv->renders;
+	return __atomic_load_n(&srv->renders, __ATOMIC_RELAXED);
 }
 
 void sp_serve_stop(struct sp_server *srv)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/summary.h"
+#include "out/sample_json.h"
 #include "util/units.h"
 
 #include <math.h>
@@ -150,7 +151,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 			    num_or_null(isfinite(s->t_first) ? s->t_last - s->t_first : NAN));
 	json_object_set_new(o, "samples", json_integer(s->samples));
 	json_object_set_new(o, "events", json_integer(s->events));
-	json_object_set_new(o, "ended_by", s->ended ? json_string(s->ended_by) : json_null());
+	json_object_set_new(o, "ended_by", s->ended ? sp_json_text(s->ended_by) : json_null());
 	json_object_set_new(o, "exit_code", s->exit_code >= 0 ? json_integer(s->exit_code) : json_null());
 	json_object_set_new(o, "signal", s->signal > 0 ? json_integer(s->signal) : json_null());
 	json_object_set_new(o, "pool_total_bytes", int_or_null(s->mem_total));
@@ -171,7 +172,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 		json_t *x = json_object();
 		json_object_set_new(x, "start", num_or_null(e->start));
 		json_object_set_new(x, "end", num_or_null(e->end));
-		json_object_set_new(x, "cause", json_string(e->cause));
+		json_object_set_new(x, "cause", sp_json_text(e->cause));
 		json_object_set_new(x, "drop_pct", num_or_null(e->drop_pct));
 		json_array_append_new(ep, x);
 	}
@@ -180,14 +181,14 @@ json_t *sp_summary_json(const struct sp_summary *s)
 	for (int i = 0; i < s->n_guard; i++) {
 		json_t *x = json_object();
 		json_object_set_new(x, "time", num_or_null(s->guard[i].t));
-		json_object_set_new(x, "action", json_string(s->guard[i].action));
-		json_object_set_new(x, "detail", json_string(s->guard[i].detail));
+		json_object_set_new(x, "action", sp_json_text(s->guard[i].action));
+		json_object_set_new(x, "detail", sp_json_text(s->guard[i].detail));
 		json_array_append_new(ga, x);
 	}
 	json_object_set_new(o, "guard_actions", ga);
 	json_object_set_new(o, "throughput_first", num_or_null(s->throughput_first));
 	json_object_set_new(o, "throughput_last", num_or_null(s->throughput_last));
-	json_object_set_new(o, "throughput_unit", s->throughput_unit[0] ? json_string(s->throughput_unit) : json_null());
+	json_object_set_new(o, "throughput_unit", s->throughput_unit[0] ? sp_json_text(s->throughput_unit) : json_null());
 	json_object_set_new(o, "last_row_incomplete", json_boolean(s->last_row_incomplete));
 	json_object_set_new(o, "rows_skipped", json_integer(s->rows_skipped));
 	return o;

@@ -32,6 +32,9 @@ expect_err "^sparkops: unknown option '--tryed'$" "the typo is named"
 _report $? "one error line and one hint"
 run $L -x
 expect_err "^sparkops: unknown option '-x'$" "an unknown short option is named"
+run $L --json=yes
+expect_rc 2 "a value for a flag that takes none"
+expect_err "^sparkops: option '--json' takes no value$" "said as such, not as an unknown '-j'"
 run $L --log
 expect_rc 2 "--log without its value"
 expect_err "^sparkops: option '--log' needs a value$" "the option missing its value is named"

@@ -104,6 +104,10 @@ _report $? "one error line and one hint (getopt's own complaint is off)"
 run $S metrics --textfile
 expect_rc 2 "--textfile without its value"
 expect_err "^sparkops: option '--textfile' needs a value$" "the option missing its value is named"
+run $S metrics --no-processes=1
+expect_err "^sparkops: option '--no-processes' takes no value$" "a value for a flag that takes none is said as such"
+run $S metrics --bogus=1
+expect_err "^sparkops: unknown option '--bogus'$" "an unknown option is named without its value"
 run $S metrics --reserve lots
 expect_rc 2 "bad --reserve"
 expect_err "--reserve: 'lots' is not a size" "bad --reserve is named"

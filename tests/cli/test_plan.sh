@@ -224,4 +224,11 @@ expect_err "nonexistent.json" "the missing config is named"
 $P --params 8e9 --budget 100GiB | head -1 >/dev/null
 RC=$?
 expect_rc 0 "plan | head -1"
+# option errors name the option, once
+run $S plan --methd lora
+expect_rc 2 "a misspelt option"
+expect_err "unknown option '--methd'" "the misspelt option is named"
+run $S plan --batch
+expect_rc 2 "an option without its value"
+expect_err "option '--batch' needs a value" "the missing value is named"
 done_testing

@@ -22,6 +22,16 @@ expect_rc 2 "unknown command"
 expect_err "'frobnicate' is not a sparkops command" "unknown command is named"
 run $S status --bogus
 expect_rc 2 "unknown option"
+expect_err "unknown option '--bogus'" "the unknown option is named, once"
+[ "$(wc -l <"$ERR")" -le 2 ]
+_report $? "one error line (and the help pointer)"
+run $S status --reserve
+expect_rc 2 "--reserve without a value"
+expect_err "option '--reserve' needs a value" "a missing value is named"
+run $S status $(sysroot gb10-loaded) --no-processes --json
+expect_jq '.processes == null' "--no-processes: processes unknown (null), not none"
+run $S status $(sysroot gb10-loaded) --no-processes
+expect_out 'PROCESSES competing for the pool: not scanned' "--no-processes says it did not look"
 run $S status --reserve lots
 expect_rc 2 "bad --reserve"
 expect_err "--reserve: 'lots' is not a size" "bad --reserve is explained"
