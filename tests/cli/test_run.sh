@@ -15,6 +15,11 @@ expect_out -- '--guard-min-free SIZE' "run --help lists the guard"
 run $S run
 expect_rc 2 "run without a command"
 expect_err 'no command to run' "run without a command is explained"
+run $S run --bogus -- true
+expect_rc 2 "an unknown option"
+expect_err "unknown option '--bogus'" "the unknown option is named"
+run $S run --log
+expect_err "option '--log' needs a value" "a missing value is named"
 run $S run --interval 0 -- true
 expect_rc 2 "--interval 0 is refused"
 run $S run --slowdown 150 -- true
