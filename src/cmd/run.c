@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* sparkops run [options] -- CMD [ARGS...] — run a long job and watch it. */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "cmd/watchloop.h"
 #include "util/msg.h"
 
@@ -39,9 +40,9 @@ int cmd_run(int argc, char **argv)
 	regex_t re;
 	bool have_re = false;
 	int c;
-	optind = 1;
+	sp_opt_begin();
 	/* '+': stop at the job's name, so its own options stay its own */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		if (sp_common_opt(c, optarg) || sp_wl_opt(&o, c, optarg))
 			continue;
 		switch (c) {
@@ -66,7 +67,7 @@ int cmd_run(int argc, char **argv)
 				regfree(&re);
 			return sp_print_help(help);
 		default:
-			sp_usage_error("run", "unknown option");
+			sp_opt_bad("run", c, argv);
 		}
 	}
 	if (optind >= argc) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* sparkops watch — the same sampling and log as run, without a child. */
 #include "cmd/cli.h"
+#include "cmd/cmdutil.h"
 #include "cmd/watchloop.h"
 #include "util/fileio.h"
 #include "util/msg.h"
@@ -38,8 +39,8 @@ int cmd_watch(int argc, char **argv)
 	struct sp_wl_opts o;
 	sp_wl_opts_init(&o, "watch");
 	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	sp_opt_begin();
+	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
 		if (sp_common_opt(c, optarg) || sp_wl_opt(&o, c, optarg))
 			continue;
 		switch (c) {
@@ -64,7 +65,7 @@ int cmd_watch(int argc, char **argv)
 		case 'h':
 			return sp_print_help(help);
 		default:
-			sp_usage_error("watch", "unknown option");
+			sp_opt_bad("watch", c, argv);
 		}
 	}
 	if (optind < argc)
