@@ -630,7 +630,7 @@ static const char *const cause_names[SP_CAUSE_N] = {
 	[SP_CAUSE_POWER_CAP] = "power_cap",
 	[SP_CAUSE_MEMORY_PRESSURE] = "memory_pressure",
 	[SP_CAUSE_CPU_CONTENTION] = "cpu_contention",
-	[SP_CAUSE_IO_CONTENTION] = "io_contention",
+	[SP_CAUSE_IO_CONTENTION] = "io_stall", /* the name the log and issue 5 use */
 	[SP_CAUSE_COMPETING_PROCESS] = "competing_process",
 	[SP_CAUSE_UNKNOWN] = "unknown",
 };

@@ -246,6 +246,9 @@ static void job_families(void **st)
 	assert_null(strstr(big, "sparkops_job_throughput"));
 	assert_null(strstr(big, "sparkops_job_slowdown_cause"));
 	assert_string_equal(sp_prom_cause_name(SP_CAUSE_COMPETING_PROCESS), "competing_process");
+	/* the same cause names as the CSV log and the summary (docs/csv-log.md) */
+	assert_string_equal(sp_prom_cause_name(SP_CAUSE_IO_CONTENTION), "io_stall");
+	assert_string_equal(sp_prom_cause_name(SP_CAUSE_MEMORY_PRESSURE), "memory_pressure");
 }
 
 int main(void)
