@@ -108,7 +108,8 @@ cp "$SF" "$TMP/old-copy"
 run $J --reset
 expect_jq '.next_rung == 1 and .rungs_tried == []' "--reset forgets"
 ino2=$(stat -c %i "$SF")
-[ "$ino1" != "$ino2" ] && cmp -s "$TMP/old-state" "$TMP/old-copy" && [ -z "$(ls "$XDG_STATE_HOME/sparkops" | grep tmp)" ]
+# (sp_write_atomic's temp files are NAME.tmp.PID; a job name may hold "tmp")
+[ "$ino1" != "$ino2" ] && cmp -s "$TMP/old-state" "$TMP/old-copy" && [ -z "$(ls "$XDG_STATE_HOME/sparkops" | grep '\.tmp\.[0-9]*$')" ]
 _report $? "state written atomically (a new file renamed into place, the old one untouched, no temp left)"
 rm -f "$TMP/old-state" "$TMP/old-copy"
 grep -q '^tried none$' "$SF"
