@@ -8,6 +8,7 @@
 # Usage: bench/bench_serve.sh [BUILD] (SCRAPES=N rounds of 100 alternate)
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
 top=$(pwd)
 S="$top/$BUILD/sparkops"
 ROUNDS=${ROUNDS:-5}
@@ -45,21 +46,7 @@ start_sp sp --no-processes
 start_sp spall
 SP_PID="$sp_PID $spall_PID"
 # node_exporter with the equivalent collectors, on a free port
-for try in 1 2 3 4 5; do
-	NE_PORT=$((30000 + ($$ + try * 7919) % 20000))
-	"$NE" --web.listen-address=127.0.0.1:$NE_PORT --collector.disable-defaults \
-		--collector.meminfo --collector.pressure --collector.thermal_zone --collector.hwmon \
-		>"$TMP/ne.log" 2>&1 &
-	NE_PID=$!
-	i=0
-	while [ $i -lt 50 ] && kill -0 $NE_PID 2>/dev/null; do
-		curl -s -o /dev/null "http://127.0.0.1:$NE_PORT/metrics" && break
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -0 $NE_PID 2>/dev/null && break
-	NE_PID=""
-done
+start_node_exporter "$NE" "$TMP/ne.log"
 [ -n "$NE_PID" ] || { echo "bench_serve: node_exporter did not start"; cat "$TMP/ne.log"; exit 1; }
 
 # CPU time of every thread in ns (schedstat), finer than the 10 ms ticks of /proc/PID/stat

@@ -8,6 +8,7 @@
 # Usage: bench/bench_status.sh [BUILD]   (RUNS=N, default 50)
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
 S="$(pwd)/$BUILD/sparkops"
 RUNS=${RUNS:-50}
 [ -x "$S" ] || { echo "bench_status: build first ($S missing)"; exit 2; }
@@ -36,20 +37,8 @@ done
 ne_line="skipped (prometheus-node-exporter not installed)"
 if scripts/deps.sh prometheus-node-exporter 2>/dev/null; then
 	NE=$(command -v prometheus-node-exporter || echo /usr/bin/prometheus-node-exporter)
-	for try in 1 2 3 4 5; do
-		port=$((30000 + ($$ + try * 7919) % 20000))
-		"$NE" --web.listen-address=127.0.0.1:$port --collector.disable-defaults --collector.meminfo \
-			--collector.pressure --collector.thermal_zone --collector.hwmon >"$TMP/ne.log" 2>&1 &
-		NE_PID=$!
-		i=0
-		while [ $i -lt 50 ] && kill -0 $NE_PID 2>/dev/null; do
-			curl -s -o /dev/null "http://127.0.0.1:$port/metrics" && break
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -0 $NE_PID 2>/dev/null && break
-		NE_PID=""
-	done
+	start_node_exporter "$NE" "$TMP/ne.log"
+	port=$NE_PORT
 	if [ -n "$NE_PID" ]; then
 		"$TMP/httpc" get 127.0.0.1 $port /metrics 10 >/dev/null
 		cpu0=$(cat /proc/$NE_PID/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int sp_cgroup_parse_self(const char *buf, size_t len, char *path, size_t pathcap)
 {
@@ -158,7 +159,8 @@ void sp_cgroup_read(struct sp_cgroup *cg)
 	sp_sys_path(dir, sizeof dir, "%s%s", mnt, cg->path);
 	char probe[1100];
 	snprintf(probe, sizeof probe, "%s/%s", dir, cg->version == 2 ? "memory.current" : "memory.usage_in_bytes");
-	if (sp_read_file(probe, buf, 8, NULL) < 0) {
+	/* one access(2), not a read: the usage file is read below anyway */
+	if (access(probe, R_OK) < 0) {
 		sp_sys_path(dir, sizeof dir, "%s", mnt);
 		snprintf(cg->path, sizeof cg->path, "/");
 	}
