@@ -3,6 +3,7 @@
 #include "cmd/cli.h"
 #include "probe/probe.h"
 #include "util/msg.h"
+#include "util/opt.h"
 #include "util/paths.h"
 
 #include <signal.h>
@@ -36,13 +37,12 @@ static const char usage_tail[] =
 	"exit codes: 0 ok, 1 the answer is no / trouble, 2 usage or input error,\n"
 	"            4 not permitted, 5 writing output failed\n";
 
-static int main_help(FILE *f)
+static void main_help(FILE *f)
 {
 	fputs(usage_head, f);
 	for (const struct sp_cmd *c = sp_commands; c->name; c++)
 		fprintf(f, "   %-10s %s\n", c->name, c->summary);
 	fputs(usage_tail, f);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -51,35 +51,18 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sp_roots_apply();
 
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			main_help(stdout);
-			return sp_finish_stdout();
-		}
-		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-			printf("sparkops %s\n", SPARKOPS_VERSION);
-			return sp_finish_stdout();
-		}
-		const char *val = NULL;
-		int code = 0;
-		if (strncmp(a, "--procfs", 8) == 0)
-			code = SP_OPT_PROCFS;
-		else if (strncmp(a, "--sysfs", 7) == 0)
-			code = SP_OPT_SYSFS;
-		if (code) {
-			const char *eq = strchr(a, '=');
-			if (eq)
-				val = eq + 1;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			else
-				sp_usage_error(NULL, "option '%s' needs a value", a);
-			sp_common_opt(code, val);
-			continue;
-		}
-		sp_usage_error(NULL, "unknown option '%s'", a);
+	static bool version;
+	static const struct sp_option opts[] = {
+		SP_OPT_FLAG('V', "version", &version, "the version"),
+		SP_OPT_END(),
+	};
+	static const struct sp_cmdspec spec = { .stop_at_operand = true, .print_help = main_help };
+	int i = sp_opt_parse(&spec, opts, argc, argv);
+	if (i < 0)
+		return sp_finish_stdout();
+	if (version) {
+		printf("sparkops %s\n", SPARKOPS_VERSION);
+		return sp_finish_stdout();
 	}
 	if (i >= argc) {
 		main_help(stderr);

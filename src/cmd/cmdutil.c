@@ -52,6 +52,13 @@ int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro
 	}
 }
 
+const char *sp_opt_no_processes(void *ro, const char *unused)
+{
+	(void)unused;
+	((struct sp_read_opts *)ro)->what &= ~(unsigned)SP_READ_PROCS;
+	return NULL;
+}
+
 void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info)
 {
 	double t0 = sp_mono_now();

@@ -8,6 +8,7 @@
 #define SP_CMDUTIL_H
 #include "out/sample_json.h" /* sp_json_text */
 #include "probe/sample.h"
+#include "util/opt.h"
 
 #include <jansson.h>
 
@@ -27,6 +28,16 @@ enum { SP_OPT_RESERVE = 1101, SP_OPT_MIN_RSS, SP_OPT_NO_PROCESSES };
 	{ "reserve", required_argument, NULL, SP_OPT_RESERVE },      \
 	{ "min-rss", required_argument, NULL, SP_OPT_MIN_RSS },      \
 	{ "no-processes", no_argument, NULL, SP_OPT_NO_PROCESSES }
+/* The reading options as option-table entries (util/opt.h), into *ro:
+ * --reserve SIZE, --min-rss SIZE, --no-processes. */
+const char *sp_opt_no_processes(void *ro, const char *unused);
+#define SP_OPT_READ(ro)                                                                                  \
+	SP_OPT_SIZE("reserve", &(ro)->reserve, "SIZE", "memory kept back for the OS and driver (default 4GiB)"), \
+	SP_OPT_SIZE("min-rss", &(ro)->proc_min_rss, "SIZE",                                              \
+		    "also list unrecognised processes above SIZE (default 2GiB)"),                       \
+	SP_OPT_CALLBACK_NOARG("no-processes", (ro), sp_opt_no_processes,                                 \
+			      "skip the scan of /proc for servers and trainers")
+
 /* Handle a reading option into ro (a bad value is a usage error of cmd);
  * returns 1 when c was one. */
 int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro);

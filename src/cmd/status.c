@@ -7,6 +7,7 @@
 #include "probe/probe.h"
 #include "util/fileio.h"
 #include "util/msg.h"
+#include "util/opt.h"
 #include "util/paths.h"
 #include "util/units.h"
 
@@ -15,26 +16,18 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char help[] =
-	"usage: sparkops status [--json] [--reserve SIZE] [--gpu-timeout DURATION] [--procfs DIR] [--sysfs DIR]\n"
-	"\n"
-	"One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
-	"thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
-	"(inference servers and trainers) competing for the pool.\n"
-	"\n"
-	"options:\n"
-	"      --json           one JSON object (stable keys, null for unknown + reason)\n"
-	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
-	"      --min-rss SIZE   also list unrecognised processes above SIZE (default 2GiB)\n"
-	"      --no-processes   skip the scan of /proc for servers and trainers\n"
-	"      --gpu-timeout DURATION\n"
-	"                       longest wait for the NVIDIA driver (default 2s); past it the\n"
-	"                       GPU readings are null with the reason \"timeout\"\n"
-	SP_COMMON_HELP
-	"\n"
-	"environment: SPARKOPS_NVML_LIB=PATH loads that NVML library instead of libnvidia-ml.so.1\n"
-	"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, driver not\n"
-	"      answering, USB-PD safety mode), 2 usage error or /proc/meminfo unreadable\n";
+static const struct sp_cmdspec spec = {
+	.name = "status",
+	.usage = "usage: sparkops status [--json] [--reserve SIZE] [--gpu-timeout DURATION] [--procfs DIR] [--sysfs DIR]\n"
+		 "\n"
+		 "One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
+		 "thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
+		 "(inference servers and trainers) competing for the pool.\n"
+		 "\n",
+	.tail = "environment: SPARKOPS_NVML_LIB=PATH loads that NVML library instead of libnvidia-ml.so.1\n"
+		"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, driver not\n"
+		"      answering, USB-PD safety mode), 2 usage error or /proc/meminfo unreadable\n",
+};
 
 /* ---- the verdict ----------------------------------------------------------- */
 
@@ -389,39 +382,23 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "gpu-timeout", required_argument, NULL, 't' },
-		SP_READ_LONGOPTS,
-		SP_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sp_read_opts ro;
 	sp_read_opts_init(&ro);
 	bool json = false;
-	int c;
-	sp_opt_begin();
-	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
-		if (sp_common_opt(c, optarg) || sp_read_opt("status", c, optarg, &ro))
-			continue;
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			if (sp_parse_duration(optarg, &ro.gpu_timeout_s) < 0 || !(ro.gpu_timeout_s > 0) ||
-			    ro.gpu_timeout_s > 3600)
-				sp_usage_error("status", "--gpu-timeout: '%s' is not a duration between 1ms and 1h",
-					       optarg);
-			break;
-		case 'h':
-			return sp_print_help(help);
-		default:
-			sp_opt_bad("status", c, argv);
-		}
-	}
-	if (optind < argc)
-		sp_usage_error("status", "unexpected argument '%s'", argv[optind]);
+	const struct sp_option opts[] = {
+		SP_OPT_GROUP("options:"),
+		SP_OPT_FLAG(0, "json", &json, "one JSON object (stable keys, null for unknown + reason)"),
+		SP_OPT_READ(&ro),
+		SP_OPT_DURATION("gpu-timeout", &ro.gpu_timeout_s, "DURATION", 0, 3600, SP_OPTF_LO_OPEN,
+				"longest wait for the NVIDIA driver (default 2s); past it the\n"
+				"GPU readings are null with the reason \"timeout\""),
+		SP_OPT_END(),
+	};
+	int i = sp_opt_parse(&spec, opts, argc, argv);
+	if (i < 0)
+		return 0;
+	if (i < argc)
+		sp_usage_error("status", "unexpected argument '%s'", argv[i]);
 
 	struct sp_sample *s = calloc(1, sizeof *s);
 	if (!s)
