@@ -188,19 +188,20 @@ static const char *u64_or(char *buf, size_t n, struct sp_u64 f, int decimals, co
 	return buf;
 }
 
-static void print_human(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v,
-			const struct style *st, bool procs_scanned)
+static void print_header(const struct sp_sample *s, const struct style *st)
 {
-	char b1[32], b2[32], b3[32], b4[32];
-	const struct sp_meminfo *m = &s->mem;
-	bool uma = sp_sample_is_uma(s);
 	char host[64] = "", hp[600];
 	sp_proc_path(hp, sizeof hp, "sys/kernel/hostname");
 	if (sp_read_line(hp, host, sizeof host) < 0)
 		gethostname(host, sizeof host - 1);
-
 	printf("%ssparkops status%s  %s%s\n", st->bold, st->off, host,
-	       uma ? "  (unified memory: CPU and GPU share one pool)" : "");
+	       sp_sample_is_uma(s) ? "  (unified memory: CPU and GPU share one pool)" : "");
+}
+
+static void print_pool(const struct sp_sample *s, const struct style *st)
+{
+	char b1[32], b2[32], b4[32];
+	const struct sp_meminfo *m = &s->mem;
 	printf("\n%sPOOL%s", st->bold, st->off);
 	if (m->why == SP_OK)
 		printf("  %s total\n", sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_TOTAL]));
@@ -234,6 +235,11 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 			       (unsigned long long)s->cg.oom_kill.v, st->off);
 	}
 
+}
+
+static void print_budget(const struct sp_sample *s, const struct style *st)
+{
+	char b1[32], b2[32], b3[32];
 	printf("\n%sBUDGET%s  what a new job can count on (reserve %s for the OS and driver)\n", st->bold, st->off,
 	       sp_fmt_gib(b1, sizeof b1, (double)s->budget.reserve));
 	if (sp_ok(s->budget.now.why)) {
@@ -249,6 +255,13 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 		printf("  unknown\n");
 	}
 
+}
+
+static void print_claims(const struct sp_sample *s, const struct style *st)
+{
+	char b1[32], b2[32], b3[32];
+	const struct sp_meminfo *m = &s->mem;
+	bool uma = sp_sample_is_uma(s);
 	/* what the usual tools would have said */
 	if (s->ngpu > 0 || m->why == SP_OK) {
 		printf("\n%sWHAT OTHER TOOLS CLAIM%s\n", st->bold, st->off);
@@ -272,6 +285,11 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 			       sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_AVAILABLE]));
 	}
 
+}
+
+static void print_gpus(const struct sp_sample *s, const struct style *st)
+{
+	char b1[32], b2[32];
 	printf("\n%sGPU%s", st->bold, st->off);
 	if (s->gpu_status != SP_OK) {
 		printf("  %s", sp_why_text(s->gpu_status));
@@ -317,6 +335,10 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 		printf("  %swarnings: %u implausible reading%s rejected or unknown reason bits%s\n", st->yellow,
 		       s->warnings, s->warnings == 1 ? "" : "s", st->off);
 
+}
+
+static void print_sensors(const struct sp_sample *s, const struct style *st, const struct sp_spark *k)
+{
 	if (k->present || s->nzones > 0) {
 		printf("\n%sSENSORS%s\n", st->bold, st->off);
 		if (k->die_temp_ok)
@@ -346,6 +368,10 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 			printf("%s\n", s->nzones > shown ? " ..." : "");
 	}
 
+}
+
+static void print_pressure(const struct sp_sample *s, const struct style *st)
+{
 	printf("\n%sPRESSURE%s (PSI avg10, some/full)", st->bold, st->off);
 	for (int r = 0; r < SP_PSI_N; r++) {
 		const struct sp_psi *p = &s->psi[r];
@@ -358,6 +384,12 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 	}
 	printf("\n");
 
+}
+
+static void print_procs(const struct sp_sample *s, const struct style *st, bool procs_scanned)
+{
+	char b1[32], b2[32], b3[32];
+	const struct sp_meminfo *m = &s->mem;
 	printf("\n%sPROCESSES%s competing for the pool", st->bold, st->off);
 	if (!procs_scanned) {
 		printf(": not scanned (--no-processes)\n");
@@ -377,6 +409,19 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 			       sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
 		}
 	}
+}
+
+static void print_human(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v,
+			const struct style *st, bool procs_scanned)
+{
+	print_header(s, st);
+	print_pool(s, st);
+	print_budget(s, st);
+	print_claims(s, st);
+	print_gpus(s, st);
+	print_sensors(s, st, k);
+	print_pressure(s, st);
+	print_procs(s, st, procs_scanned);
 	printf("\n%s%sverdict:%s %s\n", st->bold, v->trouble ? st->red : "", st->off, v->line);
 }
 
