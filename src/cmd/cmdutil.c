@@ -13,7 +13,7 @@
 
 void sp_opt_begin(void)
 {
-	optind = 1;
+	optind = 0; /* a full reset: the top level's '+' does not carry over */
 	opterr = 0;
 }
 
