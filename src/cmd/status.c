@@ -10,6 +10,7 @@
 #include "util/opt.h"
 #include "util/paths.h"
 #include "util/units.h"
+#include "util/text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -194,6 +195,7 @@ static void print_header(const struct sp_sample *s, const struct style *st)
 	sp_proc_path(hp, sizeof hp, "sys/kernel/hostname");
 	if (sp_read_line(hp, host, sizeof host) < 0)
 		gethostname(host, sizeof host - 1);
+	sp_text_clean(host);
 	printf("%ssparkops status%s  %s%s\n", st->bold, st->off, host,
 	       sp_sample_is_uma(s) ? "  (unified memory: CPU and GPU share one pool)" : "");
 }
@@ -224,12 +226,15 @@ static void print_pool(const struct sp_sample *s, const struct style *st)
 			printf("  %-13s %10s\n", "swap", "none");
 	}
 	if (s->cg.version) {
+		char cgpath[sizeof s->cg.path];
+		snprintf(cgpath, sizeof cgpath, "%s", s->cg.path);
+		sp_text_clean(cgpath);
 		if (sp_ok(s->cg.limit.why))
 			printf("  %-13s %10s   cgroup v%d limit on %s (%s used)\n", "cgroup",
-			       sp_fmt_gib(b1, sizeof b1, (double)s->cg.limit.v), s->cg.version, s->cg.path,
+			       sp_fmt_gib(b1, sizeof b1, (double)s->cg.limit.v), s->cg.version, cgpath,
 			       sp_ok(s->cg.usage.why) ? sp_fmt_gib(b2, sizeof b2, (double)s->cg.usage.v) : "?");
 		else
-			printf("  %-13s %10s   cgroup v%d %s\n", "cgroup", "no limit", s->cg.version, s->cg.path);
+			printf("  %-13s %10s   cgroup v%d %s\n", "cgroup", "no limit", s->cg.version, cgpath);
 		if (sp_ok(s->cg.oom_kill.why) && s->cg.oom_kill.v > 0)
 			printf("  %s%-13s %10llu   processes killed by the cgroup OOM killer%s\n", st->red, "oom kills",
 			       (unsigned long long)s->cg.oom_kill.v, st->off);

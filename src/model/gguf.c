@@ -5,6 +5,7 @@
  * never read. Every count and length from the file is checked against the
  * bytes left in the file before anything is allocated or looped over. */
 #include "model/gguf.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -484,6 +485,7 @@ int sp_gguf_shape(const struct sp_gguf_info *g, struct sp_model_shape *m, const 
 	    need(g->head_count, g, "attention.head_count", label, err, errlen))
 		return -1;
 	snprintf(m->arch, sizeof m->arch, "%s", g->arch);
+	sp_text_clean(m->arch);
 	m->n_layers = (int)g->block_count;
 	m->hidden = (int)g->embedding_length;
 	m->n_heads = (int)g->head_count;
@@ -615,5 +617,6 @@ int sp_model_load_gguf(const char *path, struct sp_model_shape *m, char *err, si
 		snprintf(m->name, sizeof m->name, "%s", g.name);
 	else
 		snprintf(m->name, sizeof m->name, "%s", sp_model_basename(path));
+	sp_text_clean(m->name);
 	return 0;
 }

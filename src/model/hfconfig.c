@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/fileio.h"
+#include "util/text.h"
 
 int sp_model_err(char *err, size_t errlen, const char *label, const char *fmt, ...)
 {
@@ -309,8 +310,10 @@ static int get_bool(json_t *obj, const char *name)
 
 static void copy_str(char *dst, size_t n, json_t *v)
 {
-	if (json_is_string(v))
+	if (json_is_string(v)) {
 		snprintf(dst, n, "%s", json_string_value(v));
+		sp_text_clean(dst);
+	}
 }
 
 /* ---- parameter estimate ------------------------------------------------------- */
@@ -488,6 +491,7 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 	if (r.obj == tc && !json_is_string(imt) && strcmp(outer_type, "gemma3") == 0)
 		r.type = "gemma3_text";
 	snprintf(m->arch, sizeof m->arch, "%s", *outer_type ? outer_type : r.type);
+	sp_text_clean(m->arch);
 	const struct family *fam = family_of(r.type);
 	unsigned fl = fam->flags;
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "util/dirscan.h"
+#include "util/text.h"
 
 #define SP_MAX_SHARDS 100000
 
@@ -248,6 +249,7 @@ static void guess_quant(struct sp_model_shape *m, const struct sp_st_summary *s)
 		else if (s->int8_params > 0)
 			g = "int8";
 		snprintf(m->quant_method, sizeof m->quant_method, "%s", g);
+		sp_text_clean(m->quant_method);
 	}
 	if (!m->quant_bits)
 		m->quant_bits = s->packed_params > 0 ? 4 : 8;

@@ -15,6 +15,7 @@
  * is only the caller's lives in C. */
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -174,6 +175,7 @@ static void merge(struct sp_sample *s, const struct sp_gpu_snap *snap)
 {
 	s->gpu_status = snap->status;
 	snprintf(s->gpu_detail, sizeof s->gpu_detail, "%s", snap->detail);
+	sp_text_clean(s->gpu_detail);
 	s->ngpu = snap->ngpu;
 	memcpy(s->gpus, snap->gpus, (size_t)snap->ngpu * sizeof s->gpus[0]);
 	for (int i = 0; i < snap->nprocs; i++) {

@@ -7,6 +7,7 @@
 #include "probe/nvml_abi.h"
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
+#include "util/text.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -228,6 +229,8 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	if (N.get_uuid && N.get_uuid(dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
 		g->uuid[0] = 0;
 	g->uuid[sizeof g->uuid - 1] = 0;
+	sp_text_clean(g->name);
+	sp_text_clean(g->uuid);
 
 	/* temperature: the V struct first, the deprecated call after */
 	ret = NVML_ERROR_FUNCTION_NOT_FOUND;

@@ -7,6 +7,7 @@
 #include "util/fileio.h"
 #include "util/paths.h"
 #include "util/sort.h"
+#include "util/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -137,6 +138,7 @@ bool sp_proc_classify(const char *comm, const char *argv, size_t argv_len, struc
 				if (strstr(word, "train") || strstr(word, "finetune") || strstr(word, "sft") ||
 				    strstr(word, "lora")) {
 					snprintf(p->name, sizeof p->name, "%s", word);
+					sp_text_clean(p->name);
 					p->kind = SP_PROC_TRAINER;
 					p->has_cap = false;
 					return true;
@@ -217,6 +219,7 @@ static int read_proc_brief(int pid, struct sp_proc *p)
 	sp_proc_path(path, sizeof path, "%d/comm", pid);
 	if (sp_read_line(path, p->comm, sizeof p->comm) < 0)
 		return -1;
+	sp_text_clean(p->comm); /* a process names itself: no escapes to root's terminal */
 	snprintf(p->name, sizeof p->name, "%s", p->comm);
 	sp_proc_path(path, sizeof path, "%d/statm", pid);
 	uint64_t pages = 0;

@@ -7,6 +7,7 @@
 #include "util/fileio.h"
 #include "util/paths.h"
 #include "util/sort.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ void sp_thermal_read(struct sp_sample *s)
 		snprintf(p, sizeof p, "%s/%s/type", dir, name);
 		if (sp_read_line(p, z->type, sizeof z->type) < 0)
 			snprintf(z->type, sizeof z->type, "zone%d", idx);
+		sp_text_clean(z->type);
 		snprintf(p, sizeof p, "%s/%s/temp", dir, name);
 		int64_t v = 0;
 		int r = sp_read_i64(p, &v);
@@ -137,6 +139,7 @@ static void read_chip(struct sp_sample *s, const char *dir, int hwmon)
 	snprintf(p, sizeof p, "%s/name", dir);
 	if (sp_read_line(p, chip, sizeof chip) < 0)
 		snprintf(chip, sizeof chip, "hwmon%d", hwmon);
+	sp_text_clean(chip);
 	struct sp_dir d;
 	if (sp_dir_open(&d, dir) < 0)
 		return;
@@ -173,6 +176,7 @@ static void read_chip(struct sp_sample *s, const char *dir, int hwmon)
 		snprintf(p, sizeof p, "%s/%s%d_label", dir, kp, c->chan);
 		if (sp_read_line(p, c->label, sizeof c->label) < 0)
 			c->label[0] = 0;
+		sp_text_clean(c->label);
 		if (c->kind == SP_HW_POWER) {
 			int64_t v = 0;
 			snprintf(p, sizeof p, "%s/power%d_cap", dir, c->chan);

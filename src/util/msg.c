@@ -20,6 +20,11 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	 * array type on x86-64); ap was started by every caller */
 	vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
 	size_t len = strlen(buf);
+	/* a message may quote a process name, a log line or a model file: no
+	 * control character of theirs reaches the terminal */
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
 	if (len + 1 < sizeof buf) {
 		buf[len++] = '\n';
 		buf[len] = 0;

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT
+#include "util/text.h"
+
+size_t sp_text_clean(char *s)
+{
+	size_t n = 0;
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c > 0x7e) {
+			*s = '?';
+			n++;
+		}
+	}
+	return n;
+}
