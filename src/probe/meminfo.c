@@ -102,6 +102,14 @@ int sp_meminfo_parse(const char *buf, size_t len, struct sp_meminfo *m)
 		m->why = SP_MALFORMED;
 		return -1;
 	}
+	/* a pool with more free (or available, or cached) than it holds is not
+	 * a reading to plan on */
+	static const enum sp_mi part[] = { SP_MI_FREE, SP_MI_AVAILABLE, SP_MI_CACHED };
+	for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+		if (sp_mi_has(m, part[i]) && m->v[part[i]] > m->v[SP_MI_TOTAL]) {
+			m->why = SP_IMPLAUSIBLE;
+			return -1;
+		}
 	m->why = SP_OK;
 	return 0;
 }

@@ -223,8 +223,13 @@ static int read_proc_brief(int pid, struct sp_proc *p)
 	snprintf(p->name, sizeof p->name, "%s", p->comm);
 	sp_proc_path(path, sizeof path, "%d/statm", pid);
 	uint64_t pages = 0;
-	if (sp_read_file(path, buf, sizeof buf, NULL) == 0 && sp_statm_parse(buf, &pages) == 0)
-		p->rss_bytes = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	if (sp_read_file(path, buf, sizeof buf, NULL) == 0 && sp_statm_parse(buf, &pages) == 0) {
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		/* no process holds 64 PiB: a wrapped or forged count is left out */
+		if (pages > (1ULL << 56) / page)
+			return -1;
+		p->rss_bytes = pages * page;
+	}
 	return 0;
 }
 

@@ -17,41 +17,49 @@ struct col { // NOLINT(clang-analyzer-optin.performance.Padding): a small static
 	enum col_kind kind;
 	size_t off;   /* offset of the double (K_NUM) */
 	int decimals; /* K_NUM: digits after the point */
+	double lo, hi; /* K_NUM: what a real machine can log; outside is implausible */
 };
 
-#define NUM(name, field, dec) { name, K_NUM, offsetof(struct sp_logrow, field), dec }
+#define NUM(name, field, dec, range) { name, K_NUM, offsetof(struct sp_logrow, field), dec, range }
+#define BYTES 0, 0x1p56 /* 64 PiB */
+#define PCT 0, 100
+#define TEMP -60, 200   /* the probes' own bounds for a die */
+#define WATTS 0, 1e5
+#define MHZ 0, 1e5
+#define SECONDS 0, 1e10
+#define RATE 0, 1e15
 static const struct col cols[] = {
-	{ "time", K_TIME, 0, 0 },
-	{ "unix_time", K_UNIX, 0, 0 },
-	{ "type", K_TYPE, 0, 0 },
-	{ "event", K_EVENT, 0, 0 },
-	{ "detail", K_DETAIL, 0, 0 },
-	NUM("mem_total_bytes", mem_total, 0),
-	NUM("mem_free_bytes", mem_free, 0),
-	NUM("mem_available_bytes", mem_available, 0),
-	NUM("page_cache_bytes", page_cache, 0),
-	NUM("swap_used_bytes", swap_used, 0),
-	NUM("budget_now_bytes", budget_now, 0),
-	NUM("budget_after_flush_bytes", budget_after_flush, 0),
-	NUM("psi_memory_some_avg10", psi_mem_some, 2),
-	NUM("psi_memory_full_avg10", psi_mem_full, 2),
-	NUM("psi_cpu_some_avg10", psi_cpu_some, 2),
-	NUM("psi_io_some_avg10", psi_io_some, 2),
-	NUM("psi_io_full_avg10", psi_io_full, 2),
-	NUM("gpu_temp_c", gpu_temp_c, 0),
-	NUM("gpu_power_w", gpu_power_w, 2),
-	NUM("gpu_sm_clock_mhz", gpu_sm_clock_mhz, 0),
-	NUM("gpu_util_pct", gpu_util_pct, 0),
-	{ "gpu_clocks_event_reasons", K_REASONS, 0, 0 },
-	NUM("gpu_power_violation_s", gpu_power_viol_s, 3),
-	NUM("gpu_thermal_violation_s", gpu_thermal_viol_s, 3),
-	NUM("soc_temp_c", soc_temp_c, 1),
-	NUM("sys_power_w", sys_power_w, 2),
-	NUM("pl1_w", pl1_w, 2),
-	NUM("pl1_cap_w", pl1_cap_w, 2),
-	NUM("job_rss_bytes", job_rss_bytes, 0),
-	NUM("throughput", throughput, 4),
-	{ "throughput_unit", K_UNIT, 0, 0 },
+	{ "time", K_TIME, 0, 0, 0, 0 },
+	{ "unix_time", K_UNIX, 0, 0, 0, 0 },
+	{ "type", K_TYPE, 0, 0, 0, 0 },
+	{ "event", K_EVENT, 0, 0, 0, 0 },
+	{ "detail", K_DETAIL, 0, 0, 0, 0 },
+	NUM("mem_total_bytes", mem_total, 0, BYTES),
+	NUM("mem_free_bytes", mem_free, 0, BYTES),
+	NUM("mem_available_bytes", mem_available, 0, BYTES),
+	NUM("page_cache_bytes", page_cache, 0, BYTES),
+	NUM("swap_used_bytes", swap_used, 0, BYTES),
+	NUM("budget_now_bytes", budget_now, 0, BYTES),
+	NUM("budget_after_flush_bytes", budget_after_flush, 0, BYTES),
+	NUM("psi_memory_some_avg10", psi_mem_some, 2, PCT),
+	NUM("psi_memory_full_avg10", psi_mem_full, 2, PCT),
+	NUM("psi_cpu_some_avg10", psi_cpu_some, 2, PCT),
+	NUM("psi_io_some_avg10", psi_io_some, 2, PCT),
+	NUM("psi_io_full_avg10", psi_io_full, 2, PCT),
+	NUM("gpu_temp_c", gpu_temp_c, 0, TEMP),
+	NUM("gpu_power_w", gpu_power_w, 2, WATTS),
+	NUM("gpu_sm_clock_mhz", gpu_sm_clock_mhz, 0, MHZ),
+	NUM("gpu_util_pct", gpu_util_pct, 0, PCT),
+	{ "gpu_clocks_event_reasons", K_REASONS, 0, 0, 0, 0 },
+	NUM("gpu_power_violation_s", gpu_power_viol_s, 3, SECONDS),
+	NUM("gpu_thermal_violation_s", gpu_thermal_viol_s, 3, SECONDS),
+	NUM("soc_temp_c", soc_temp_c, 1, TEMP),
+	NUM("sys_power_w", sys_power_w, 2, WATTS),
+	NUM("pl1_w", pl1_w, 2, WATTS),
+	NUM("pl1_cap_w", pl1_cap_w, 2, WATTS),
+	NUM("job_rss_bytes", job_rss_bytes, 0, BYTES),
+	NUM("throughput", throughput, 4, RATE),
+	{ "throughput_unit", K_UNIT, 0, 0, 0, 0 },
 };
 #define NCOLS ((int)(sizeof cols / sizeof cols[0]))
 
@@ -492,12 +500,19 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 		case K_DETAIL:
 			snprintf(r->detail, sizeof r->detail, "%s", v);
 			break;
-		case K_NUM:
-			if (parse_num(v, numf(r, c)) < 0) {
+		case K_NUM: {
+			double *d = numf(r, c);
+			if (parse_num(v, d) < 0) {
 				snprintf(err, errlen, "field '%s': '%.40s' is not a number", c->name, v);
 				return -1;
 			}
+			if (!isnan(*d) && !(*d >= c->lo && *d <= c->hi)) {
+				snprintf(err, errlen, "field '%s': '%.40s' is implausible (outside %g..%g)", c->name, v,
+					 c->lo, c->hi);
+				return -1;
+			}
 			break;
+		}
 		case K_REASONS:
 			if (parse_reasons(v, r) < 0) {
 				snprintf(err, errlen, "field '%s': unknown reason in '%.60s'", c->name, v);
