@@ -20,7 +20,8 @@ uint64_t sp_tight_margin(uint64_t need)
 
 enum sp_verdict sp_judge(uint64_t need, uint64_t budget)
 {
-	if (need > budget)
+	/* a saturated need is beyond any budget, whatever the budget says */
+	if (need > budget || need >= SP_BYTES_SAT)
 		return SP_NO;
 	if (budget - need < sp_tight_margin(need))
 		return SP_TIGHT;

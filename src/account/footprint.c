@@ -366,12 +366,22 @@ static double logits_bytes_per_elem(enum sp_framework fw)
 	}
 }
 
-static uint64_t u64(double v)
+uint64_t sp_bytes_add(uint64_t a, uint64_t b)
 {
+	return a >= SP_BYTES_SAT || b >= SP_BYTES_SAT || a + b >= SP_BYTES_SAT ? SP_BYTES_SAT : a + b;
+}
+
+/* bytes from a double: a NaN (0 x inf) or anything past SP_BYTES_SAT is
+ * SP_BYTES_SAT and marks the footprint, so it can never read as small */
+static uint64_t u64(double v, struct sp_footprint *f, int what)
+{
+	if (isnan(v) || v >= (double)SP_BYTES_SAT) {
+		if (!f->saturated)
+			f->saturated = what + 1;
+		return SP_BYTES_SAT;
+	}
 	if (!(v > 0))
 		return 0;
-	if (v > 1.8e19)
-		return UINT64_MAX / 2;
 	return (uint64_t)llround(v);
 }
 
@@ -511,13 +521,13 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	t[SP_T_HOST_PROCESS] = train ? HOST_TRAIN_BYTES : HOST_INFER_BYTES;
 
 	for (int i = 0; i < SP_T_N; i++) {
-		f->term[i] = u64(t[i]);
+		f->term[i] = u64(t[i], f, i);
 		if (sp_term_is_host((enum sp_term)i))
-			f->host_bytes += f->term[i];
+			f->host_bytes = sp_bytes_add(f->host_bytes, f->term[i]);
 		else
-			f->device_bytes += f->term[i];
+			f->device_bytes = sp_bytes_add(f->device_bytes, f->term[i]);
 	}
-	f->peak_bytes = o->uma ? f->device_bytes + f->host_bytes : f->device_bytes;
+	f->peak_bytes = o->uma ? sp_bytes_add(f->device_bytes, f->host_bytes) : f->device_bytes;
 
 	/* the load: a checkpoint is mmapped and copied. While a shard is being
 	 * copied its mapped pages and the copy of everything before it occupy
@@ -528,16 +538,16 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	 * one layer's 16-bit weights. */
 	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes
 		      : m->prequantized && m->quant_bits > 0 ? t[SP_T_WEIGHTS] : P * 2;
-	f->load_file_bytes = u64(file);
+	f->load_file_bytes = u64(file, f, SP_T_N);
 	double dev_load = t[SP_T_WEIGHTS] + t[SP_T_KBIT_UPCAST] + t[SP_T_CUDA_CONTEXT];
 	/* HF writes shards of at most 5 GB (max_shard_size) */
 	double shard = m->source == SP_SRC_GGUF || file <= SHARD_BYTES ? file : file / ceil(file / SHARD_BYTES);
 	double mapped = shard;
 	if (f->quantized_params > 0 && !m->prequantized)
 		mapped = shard + layer16;
-	f->load_mapped_bytes = u64(mapped);
+	f->load_mapped_bytes = u64(mapped, f, SP_T_N);
 	double host_load = mapped + t[SP_T_HOST_PROCESS];
-	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load);
+	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load, f, SP_T_N);
 	snprintf(f->note, sizeof f->note, "%s%s", arch ? "" : "no architecture: activations from a Llama-like 4096-wide, 32-layer guess",
 		 m->prequantized ? (arch ? "weights as stored (pre-quantized)" : "; weights as stored (pre-quantized)") : "");
 }

@@ -78,8 +78,15 @@ enum sp_term {
 };
 /* JSON key ("weights", "kv_cache" ...) */
 const char *sp_term_key(enum sp_term t);
+/* a + b, held at SP_BYTES_SAT */
+uint64_t sp_bytes_add(uint64_t a, uint64_t b);
 /* true for the host-side terms */
 bool sp_term_is_host(enum sp_term t);
+
+/* A term this large (4 EiB) is no machine's: the arithmetic saturated there
+ * (a sequence of 16M tokens times a batch of 512, a config of 1e8 layers),
+ * and every sum that holds it stays there instead of wrapping. */
+#define SP_BYTES_SAT (1ULL << 62)
 
 struct sp_footprint {
 	double params;            /* total */
@@ -96,6 +103,7 @@ struct sp_footprint {
 	double act_layer_bytes;   /* one layer's saved activations (no recompute) */
 	double layer_weight_bytes;/* one layer's 16-bit weights (the dequant buffer) */
 	bool gated_mlp;
+	int saturated;            /* the first term that saturated + 1 (SP_T_N + 1: the load); 0 none */
 	char note[256];           /* what the model assumed, for people */
 };
 
@@ -110,6 +118,8 @@ bool sp_shape_gated(const struct sp_model_shape *m);
 /* LoRA parameters PEFT creates: r*(in+out) per targeted linear per layer. */
 double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned targets);
 
-/* The footprint of the job. m must be complete (sp_shape_complete). */
+/* The footprint of the job. m must be complete (sp_shape_complete). A
+ * term past SP_BYTES_SAT (or not a number) is SP_BYTES_SAT, the sums
+ * saturate, and f->saturated names the term: never a total below a term. */
 void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f);
 #endif

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "shapes.h"
+#include "account/plan.h"
 
 #define GiB 1073741824.0
 
@@ -328,12 +329,46 @@ static void from_params(void **st)
 	assert_within((double)fe.peak_bytes, (double)fr.peak_bytes, 0.05);
 }
 
+/* A job past any machine saturates instead of wrapping: the review's
+ * "plan llama-3.1-8b --method full --no-grad-ckpt --attn eager --framework
+ * unsloth --batch 512 --seq 16777216" once summed two huge terms past 2^64
+ * and said "fits, needs 63.8 GiB". */
+static void saturation(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	assert_int_equal(sp_shape_complete(&m), 0);
+	struct sp_plan_opts o = opts(SP_METHOD_FULL);
+	o.grad_ckpt = false;
+	o.attn = SP_ATTN_EAGER;
+	o.framework = SP_FW_UNSLOTH;
+	o.batch = 512;
+	o.seq = 16777216;
+	o.uma = true;
+	struct sp_footprint f;
+	sp_footprint_compute(&m, &o, &f);
+	assert_int_equal(f.saturated, SP_T_ACTIVATIONS + 1);
+	assert_int_equal(f.term[SP_T_ACTIVATIONS], SP_BYTES_SAT);
+	assert_int_equal(f.peak_bytes, SP_BYTES_SAT);
+	for (int i = 0; i < SP_T_N; i++)
+		assert_true(f.peak_bytes >= f.term[i]);
+	assert_int_equal(sp_judge(sp_need(&f), 100ULL << 30), SP_NO);
+	assert_int_equal(sp_judge(sp_need(&f), UINT64_MAX), SP_NO);
+	assert_int_equal(sp_bytes_add(SP_BYTES_SAT - 1, 2), SP_BYTES_SAT);
+	assert_int_equal(sp_bytes_add(1, 2), 3);
+	/* an ordinary job is not marked */
+	o = opts(SP_METHOD_LORA);
+	sp_footprint_compute(&m, &o, &f);
+	assert_int_equal(f.saturated, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(param_counts),    cmocka_unit_test(lora_counts),   cmocka_unit_test(targets_parse),
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
+		cmocka_unit_test(saturation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
