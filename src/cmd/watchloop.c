@@ -11,6 +11,7 @@
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/probe.h"
+#include "util/clock.h"
 #include "util/fileio.h"
 #include "util/harden.h"
 #include "util/msg.h"
@@ -58,20 +59,6 @@ void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
 	o->slowdown_pct = SP_ATTR_DEFAULT_SLOWDOWN_PCT;
 	o->guard.grace_s = SP_GUARD_DEFAULT_GRACE_S;
 	o->reserve = SP_DEFAULT_RESERVE;
-}
-
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -132,7 +119,7 @@ static void emit(struct wl *w, struct sp_logrow *r)
 	sp_summary_add(&w->sum, r);
 	if (!w->log_ok)
 		return;
-	int e = sp_csvlog_write(&w->log, r, mono_now());
+	int e = sp_csvlog_write(&w->log, r, sp_mono_now());
 	if (e < 0 && !w->log_warned) {
 		sp_error("'%s': %s; the log stops here, the job keeps running", w->log.path, strerror(-e));
 		w->log_warned = true;
@@ -145,7 +132,7 @@ static void emit(struct wl *w, struct sp_logrow *r)
 static void emit_event(struct wl *w, const char *ev, const char *detail)
 {
 	struct sp_logrow r;
-	sp_logrow_event(&r, wall_now(), ev, detail);
+	sp_logrow_event(&r, sp_wall_now(), ev, detail);
 	emit(w, &r);
 }
 
@@ -167,7 +154,7 @@ static void guard_queue(struct wl *w, const char *ev, const char *detail)
 {
 	pthread_mutex_lock(&w->gq_lock);
 	if (w->gq_n < GQ_MAX)
-		sp_logrow_event(&w->gq[w->gq_n++], wall_now(), ev, detail);
+		sp_logrow_event(&w->gq[w->gq_n++], sp_wall_now(), ev, detail);
 	pthread_mutex_unlock(&w->gq_lock);
 	uint64_t one = 1;
 	ssize_t x = write(w->g_wake, &one, sizeof one);
@@ -254,7 +241,7 @@ static void *guard_main(void *arg)
 	int trig = psi_trigger_open();
 	char d[200], a[32], b[32];
 	for (;;) {
-		double t = mono_now();
+		double t = sp_mono_now();
 		double fr = read_free();
 		double psi = g->cfg.psi_full_pct > 0 ? read_psi_full() : NAN;
 		enum sp_guard_act act = sp_guard_step(g, t, fr, psi, atomic_load(&w->job_alive));
@@ -590,7 +577,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	/* the endpoint first: a busy port must not leave a job started */
 	struct sp_server *srv = NULL;
 	if (o->metrics_listen) {
-		srv = metrics_start(o, o->argv, wall_now());
+		srv = metrics_start(o, o->argv, sp_wall_now());
 		if (!srv) {
 			close(sfd);
 			sigprocmask(SIG_SETMASK, &orig, NULL);
@@ -634,7 +621,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		snprintf(logname, sizeof logname, "%s", o->log_path);
 	else
 		default_log_name(logname, sizeof logname);
-	double t0 = mono_now();
+	double t0 = sp_mono_now();
 	int le = sp_csvlog_open(&w->log, logname, o->fsync_s, t0);
 	if (le < 0) {
 		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
@@ -689,7 +676,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	double t_end = o->duration_s > 0 ? t0 + o->duration_s : INFINITY;
 	static char buf[65536];
 	for (;;) {
-		double now = mono_now();
+		double now = sp_mono_now();
 		/* without a pidfd (kernels before 5.3), --pid is checked each turn */
 		if (!w->have_child && o->pid > 0 && pidfd < 0 && !job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
 			job_done = true;
@@ -704,7 +691,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 				continue;
 			}
 			next += o->interval_s;
-			now = mono_now();
+			now = sp_mono_now();
 			if (next < now)
 				next = now + o->interval_s; /* fell behind (a slow read): do not burst */
 		}
@@ -746,7 +733,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 						if (w->have_child && c == w->child.pid) {
 							status = st;
 							job_done = true;
-							t_done = mono_now();
+							t_done = sp_mono_now();
 							atomic_store(&w->job_alive, false);
 						} else if (c == w->child.relay) {
 							w->child.relay = 0;
@@ -779,7 +766,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			guard_drain(w);
 		if (pidfd >= 0 && (p[4].revents & POLLIN)) {
 			job_done = true;
-			t_done = mono_now();
+			t_done = sp_mono_now();
 			atomic_store(&w->job_alive, false);
 			close(pidfd);
 			pidfd = -1;

@@ -10,6 +10,7 @@
  * sparkops command about 1 ms of CPU and 3 MiB of RSS (measured), although
  * only `serve` and `run --metrics-listen` use HTTP at all. */
 #include "out/serve_http.h"
+#include "util/clock.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -168,13 +169,6 @@ int sp_serve_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *l
 	return 0;
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void quiet_log(void *cls, const char *fm, va_list ap)
 {
 	(void)cls;
@@ -243,7 +237,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return M.queue(c, MHD_HTTP_OK, srv->r_index);
 	if (strcmp(url, "/metrics") != 0)
 		return M.queue(c, MHD_HTTP_NOT_FOUND, srv->r_404);
-	double t = now_mono();
+	double t = sp_mono_now();
 	if (!srv->cached || t - srv->cached_at >= srv->cache_s || t < srv->cached_at) {
 		struct MHD_Response *r = render(srv);
 		if (!r)

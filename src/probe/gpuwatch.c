@@ -15,6 +15,7 @@
  * is only the caller's lives in C. */
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -54,13 +55,6 @@ static struct {
 	struct sp_gpu ident[SP_MAX_GPUS];
 	char lib[128];
 } C;
-
-double sp_mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void init_once(void)
 {

@@ -4,6 +4,7 @@
 #ifndef SP_PROBE_H
 #define SP_PROBE_H
 #include "probe/sample.h"
+#include "util/clock.h" /* sp_mono_now: the deadlines below are on its clock */
 
 /* /proc/meminfo: keys matched at line start; values in kB become bytes.
  * Returns 0 when MemTotal and MemFree were found, -1 otherwise (m->why set). */
@@ -60,7 +61,7 @@ struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid);
  * sp_sample_read() does exactly this with o->gpu_timeout_s (default
  * SP_DEFAULT_GPU_TIMEOUT, 2 s). The guard path (read pool, decide, signal)
  * must not include SP_READ_GPU. */
-double sp_mono_now(void); /* CLOCK_MONOTONIC seconds */
+/* sp_mono_now(): util/clock.h */
 /* Ask for a pass. 0: started; 1: a pass asked for earlier is still running
  * (the next poll will not wait for it); -EAGAIN: the thread could not start. */
 int sp_gpu_read_async(void);
