@@ -3,7 +3,7 @@
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
-#include "ladder/flush.h"
+#include "probe/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
 #include "probe/probe.h"
@@ -515,12 +515,12 @@ int cmd_ladder(int argc, char **argv)
 		}
 		int e = sp_flush_page_cache(&r.flush);
 		if (e == -EACCES || e == -EPERM || e == -EROFS) {
-			sp_error("'%s/sys/vm/drop_caches': %s: flushing needs root with CAP_SYS_ADMIN (in a container, "
-				 "run it on the host)", sp_procfs(), strerror(-e));
+			sp_error("'%s': %s: flushing needs root with CAP_SYS_ADMIN (in a container, "
+				 "run it on the host)", r.flush.path, strerror(-e));
 			return SP_EXIT_NOPERM;
 		}
 		if (e < 0) {
-			sp_error("'%s/sys/vm/drop_caches': %s: nothing flushed", sp_procfs(), strerror(-e));
+			sp_error("'%s': %s: nothing flushed", r.flush.path, strerror(-e));
 			return SP_EXIT_TROUBLE;
 		}
 		r.applied = true;

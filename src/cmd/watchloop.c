@@ -10,6 +10,7 @@
 #include "cmd/watchloop.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
+#include "probe/flush.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/fileio.h"
@@ -177,23 +178,15 @@ static double read_psi_full(void)
 
 static void guard_flush(struct wl *w)
 {
-	char path[600], d[200], a[32], b[32];
-	double before = read_free();
-	sync();
-	sp_proc_path(path, sizeof path, "sys/vm/drop_caches");
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int e = 0;
-	if (fd < 0 || write(fd, "3", 1) != 1)
-		e = errno;
-	if (fd >= 0)
-		close(fd);
-	double after = read_free();
-	double freed = isnan(before) || isnan(after) ? NAN : after - before;
-	if (e) {
-		snprintf(d, sizeof d, "error=%s", strerror(e));
-		sp_warn("guard: page cache flush failed: '%s': %s", path, strerror(e));
+	char d[200], a[32], b[32];
+	struct sp_flush_result r;
+	int e = sp_flush_page_cache(&r);
+	if (e < 0) {
+		snprintf(d, sizeof d, "error=%s", strerror(-e));
+		sp_warn("guard: page cache flush failed: '%s': %s", r.path, strerror(-e));
 	} else {
-		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", isnan(freed) ? 0 : freed, after);
+		double freed = (double)r.mem_free_gain, after = (double)r.after.v[SP_MI_FREE];
+		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", freed, after);
 		sp_warn("guard: flushed the page cache: %s freed, %s free now", sp_fmt_gib(a, sizeof a, freed),
 			sp_fmt_gib(b, sizeof b, after));
 	}
