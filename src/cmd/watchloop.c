@@ -296,18 +296,7 @@ static void guard_drain(struct wl *w)
 
 /* ---- --metrics-listen -------------------------------------------------------------------- */
 
-static enum sp_prom_cause prom_cause(enum sp_attr_cause c)
-{
-	switch (c) {
-	case SP_AC_THERMAL: return SP_CAUSE_THERMAL;
-	case SP_AC_POWER_CAP: return SP_CAUSE_POWER_CAP;
-	case SP_AC_MEMORY: return SP_CAUSE_MEMORY_PRESSURE;
-	case SP_AC_COMPETING: return SP_CAUSE_COMPETING_PROCESS;
-	case SP_AC_CPU: return SP_CAUSE_CPU_CONTENTION;
-	case SP_AC_IO: return SP_CAUSE_IO_CONTENTION;
-	default: return SP_CAUSE_UNKNOWN;
-	}
-}
+
 
 static void metrics_publish(struct wl *w, const struct sp_sample *s)
 {
@@ -325,7 +314,7 @@ static void metrics_publish(struct wl *w, const struct sp_sample *s)
 	j->baseline_ok = w->attr.have_baseline;
 	j->baseline = w->attr.baseline;
 	j->cause_ok = w->attr.have_baseline;
-	j->cause = w->attr.in_episode ? prom_cause(w->attr.cause) : SP_CAUSE_NONE;
+	j->cause = w->attr.in_episode ? w->attr.cause : SP_CAUSE_NONE;
 	j->episodes = (uint64_t)w->sum.n_episodes;
 	g_metrics.have = true;
 	pthread_mutex_unlock(&g_metrics.lock);
