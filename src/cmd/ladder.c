@@ -3,12 +3,13 @@
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
-#include "probe/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
+#include "probe/flush.h"
 #include "probe/probe.h"
 #include "util/active.h"
 #include "util/fileio.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -276,8 +277,7 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 		json_object_set_new(root, "page_cache_after_bytes", json_integer((json_int_t)r->flush.cache_after));
 		json_object_set_new(root, "mem_free_gain_bytes", json_integer((json_int_t)r->flush.mem_free_gain));
 	}
-	int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	fputc('\n', stdout);
+	int rc = sp_json_print(stdout, root);
 	json_decref(root);
 	return rc;
 }
@@ -497,8 +497,7 @@ int cmd_ladder(int argc, char **argv)
 			json_object_set_new(j, "applied", json_false());
 			json_object_set_new(j, "title", json_string(sp_ladder_rung_title_for(o.apply, &f)));
 			json_object_set_new(j, "change", sp_json_text(r.change));
-			json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-			fputc('\n', stdout);
+			sp_json_print(stdout, j);
 			json_decref(j);
 		} else {
 			printf("rung %d, %s\nchange: %s\n", o.apply, sp_ladder_rung_title_for(o.apply, &f), r.change);

@@ -6,6 +6,7 @@
 #include "out/spark.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -164,8 +165,7 @@ static int print_json(const struct sp_sample *s, const struct sp_spark *k, const
 	json_object_set_new(root, "trouble", json_boolean(v->trouble));
 	json_object_set_new(root, "verdict", json_string(v->line));
 	(void)k;
-	int r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	fputc('\n', stdout);
+	int r = sp_json_print(stdout, root);
 	json_decref(root);
 	return r;
 }

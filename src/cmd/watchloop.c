@@ -15,6 +15,7 @@
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/harden.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -815,7 +816,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	fflush(stderr);
 	if (o->summary_path) {
 		json_t *j = sp_summary_json(&w->sum);
-		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		char *txt = sp_json_format(j);
 		json_decref(j);
 		int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
 		if (txt && e == 0) {

@@ -10,19 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-json_t *sp_json_text(const char *txt)
-{
-	json_t *j = json_string(txt);
-	if (j)
-		return j;
-	char buf[PATH_MAX];
-	size_t i = 0;
-	for (; txt[i] && i + 1 < sizeof buf; i++)
-		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
-	buf[i] = 0;
-	return json_string(buf);
-}
-
 /* value or null; the reason goes into `unavail` under the same key */
 static void put_u64(json_t *o, json_t *unavail, const char *key, struct sp_u64 f)
 {
