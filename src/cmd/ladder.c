@@ -7,7 +7,8 @@
 #include "ladder/oomlog.h"
 #include "probe/flush.h"
 #include "probe/probe.h"
-#include "util/active.h"
+#include "probe/sysctl.h"
+#include "probe/active.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/msg.h"
@@ -289,7 +290,7 @@ static void print_human(const struct state_ctx *c, const struct sp_sample *s, co
 	char g1[32], g2[32], g3[32];
 	printf("%ssparkops ladder%s  job '%s'\n\n", bold, off, c->job);
 	if (r->applied) {
-		printf("%sFLUSHED%s  sync; echo 3 > %s/sys/vm/drop_caches\n", bold, off, sp_procfs());
+		printf("%sFLUSHED%s  sync; echo 3 > %s\n", bold, off, r->flush.path);
 		printf("  page cache  %s -> %s: freed %s (MemFree %+.1f GiB)\n\n",
 		       sp_fmt_gib(g1, sizeof g1, (double)r->flush.cache_before),
 		       sp_fmt_gib(g2, sizeof g2, (double)r->flush.cache_after),
@@ -414,8 +415,9 @@ int cmd_ladder(int argc, char **argv)
 
 	/* rung 1 needs root: say so before reading or writing anything */
 	if (o.apply == 1 && geteuid() != 0) {
-		sp_error("--apply 1 needs root to write %s/sys/vm/drop_caches: run 'sudo sparkops ladder --apply 1'",
-			 sp_procfs());
+		char dc[4200];
+		sp_drop_caches_path(dc, sizeof dc);
+		sp_error("--apply 1 needs root to write %s: run 'sudo sparkops ladder --apply 1'", dc);
 		return SP_EXIT_NOPERM;
 	}
 

@@ -3,8 +3,9 @@
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 #include "probe/probe.h"
+#include "probe/sysctl.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/msg.h"
@@ -201,9 +202,8 @@ static void print_human(const struct sp_sample *s, const struct sp_spark *k, con
 	char b1[32], b2[32], b3[32], b4[32];
 	const struct sp_meminfo *m = &s->mem;
 	bool uma = sp_sample_is_uma(s);
-	char host[64] = "", hp[600];
-	sp_proc_path(hp, sizeof hp, "sys/kernel/hostname");
-	if (sp_read_line(hp, host, sizeof host) < 0)
+	char host[64] = "";
+	if (sp_hostname_read(host, sizeof host) < 0)
 		gethostname(host, sizeof host - 1);
 
 	printf("%ssparkops status%s  %s%s\n", st->bold, st->off, host,

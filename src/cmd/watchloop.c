@@ -14,7 +14,7 @@
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/fileio.h"
-#include "util/harden.h"
+#include "probe/harden.h"
 #include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LIVE_PROC "/proc" /* the job runs on this machine, whatever --procfs says */
+#define LIVE_PROC SP_LIVE_PROC /* the job runs on this machine, whatever --procfs says */
 #define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
 /* At short intervals the two scans of every process (competing processes,
  * the job's tree) run at most this often; between them the job's known
@@ -214,18 +214,9 @@ static int psi_trigger_open(void)
 {
 	if (sp_paths_is_fixture())
 		return -1; /* never write a trigger into a fixture file */
-	char path[600];
-	sp_proc_path(path, sizeof path, "pressure/memory");
-	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
 	/* wake when tasks stall 100 ms on memory within a 1 s window */
 	static const char trig[] = "some 100000 1000000";
-	if (write(fd, trig, sizeof trig) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sp_psi_trigger_open(SP_PSI_MEMORY, trig, sizeof trig);
 }
 
 static void *guard_main(void *arg)

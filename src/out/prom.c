@@ -3,7 +3,7 @@
  * _celsius, _watts, _seconds, _hertz, _ratio), _total on counters, HELP and
  * TYPE on every family, unknown left out. See docs/metrics.md for the list. */
 #include "out/prom.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -428,7 +428,7 @@ static void write_sensors(struct sp_prom *w, const struct sp_sample *s)
 		}
 	}
 
-	/* GB10's own sensors, derived (out/spark.h) */
+	/* GB10's own sensors, derived (probe/spark.h) */
 	struct sp_spark k;
 	sp_spark_derive(s, &k);
 	if (!k.present)

@@ -2,7 +2,7 @@
 /* A sample as one JSON object: units in key names, null (never 0) for what is
  * unknown, with the reason beside it. The keys are a promise to scripts. */
 #include "out/sample_json.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 #include "util/units.h"
 
 #include <limits.h>

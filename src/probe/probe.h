@@ -15,6 +15,9 @@ void sp_meminfo_read(struct sp_meminfo *m);
  * Returns 0 when at least the "some" line parsed. */
 int sp_psi_parse(const char *buf, size_t len, struct sp_psi *p);
 void sp_psi_read(struct sp_psi p[SP_PSI_N]);
+/* A PSI trigger ("some 100000 1000000", len with its NUL) on
+ * <procfs>/pressure/<res>: the fd to poll for POLLPRI, or -1. */
+int sp_psi_trigger_open(enum sp_psi_res res, const char *trig, size_t len);
 
 /* cgroup parsers */
 /* /proc/self/cgroup: finds the v2 ("0::/path") or v1 memory controller path.
