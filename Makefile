@@ -141,7 +141,7 @@ docs-img: all
 clean:
 	rm -rf build build-asan build-fuzz build-tsan
 
-# ==== robust (issue 8): fuzzing, lint, valgrind ===============================
+# ==== robustness: fuzzing, lint, valgrind ======================================
 # Kept together at the end so merges stay easy. `make fuzz` runs every
 # fuzz/fuzz_*.c harness for FUZZ_TIME seconds (default 180); `make check`
 # runs each for a few seconds, replays fuzz/regressions/, runs the linters

@@ -223,18 +223,6 @@ int sp_gpu_poll(struct sp_sample *s, double deadline)
 	return -ETIMEDOUT;
 }
 
-int sp_gpu_read_timeout(struct sp_sample *s, double timeout_s)
-{
-	double deadline = sp_mono_now() + timeout_s;
-	sp_gpu_read_async();
-	return sp_gpu_poll(s, deadline);
-}
-
-void sp_gpu_read(struct sp_sample *s)
-{
-	sp_gpu_read_timeout(s, SP_DEFAULT_GPU_TIMEOUT);
-}
-
 int sp_gpu_busy(void)
 {
 	if (!W.started)
@@ -243,11 +231,6 @@ int sp_gpu_busy(void)
 	int busy = W.done != W.req;
 	pthread_mutex_unlock(&W.mu);
 	return busy;
-}
-
-const char *sp_nvml_libname(void)
-{
-	return C.lib[0] ? C.lib : NULL;
 }
 
 int sp_nvml_release(void)

@@ -73,10 +73,6 @@ int sp_gpu_read_async(void);
  * into s->procs). 0 fresh; -ETIMEDOUT readings marked SP_TIMEOUT; -EAGAIN no
  * thread (gpu_status SP_DRIVER_ERROR). No heap allocation. */
 int sp_gpu_poll(struct sp_sample *s, double deadline);
-/* async + poll with a deadline timeout_s from now */
-int sp_gpu_read_timeout(struct sp_sample *s, double timeout_s);
-/* sp_gpu_read_timeout(s, SP_DEFAULT_GPU_TIMEOUT) */
-void sp_gpu_read(struct sp_sample *s);
 /* 1 while an NVML call is in flight (possibly forever) */
 int sp_gpu_busy(void);
 /* At exit: nvmlShutdown and dlclose on the GPU thread, then it ends. When a
@@ -84,6 +80,4 @@ int sp_gpu_busy(void);
  * leave with _exit() after flushing its output (a wedged library's
  * destructors may hang too). 0 when released (or never started). */
 int sp_nvml_release(void);
-/* Name of the library that answered the last pass, or NULL. */
-const char *sp_nvml_libname(void);
 #endif
