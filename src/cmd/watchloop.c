@@ -112,7 +112,7 @@ static struct {
 	char command[64], unit[16];
 } g_metrics = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static struct sp_tree g_tree, g_guard_tree;
-static struct wl W;
+static struct wl g_wl;
 
 /* ---- the log --------------------------------------------------------------------- */
 
@@ -520,7 +520,7 @@ static void cmd_words(char *out, size_t n, char **argv)
 
 int sp_watchloop(const struct sp_wl_opts *o)
 {
-	struct wl *w = &W;
+	struct wl *w = &g_wl;
 	memset(w, 0, sizeof *w);
 	w->o = o;
 	w->rate = NAN;
