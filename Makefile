@@ -141,7 +141,7 @@ docs-img: all
 clean:
 	rm -rf build build-asan build-fuzz build-tsan
 
-# ==== robust (issue 8): fuzzing, lint, valgrind ===============================
+# ==== robustness: fuzzing, lint, valgrind ======================================
 # Kept together at the end so merges stay easy. `make fuzz` runs every
 # fuzz/fuzz_*.c harness for FUZZ_TIME seconds (default 180); `make check`
 # runs each for a few seconds, replays fuzz/regressions/, runs the linters
@@ -154,7 +154,7 @@ FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
 FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o) $(ASRCS:%.S=build-fuzz/obj/%.o)
 
-.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan
+.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan layers
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -236,7 +236,13 @@ $(BUILD)/bench/soak_sampler: bench/soak_sampler.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # what `make check` adds to the unit and CLI suites
+# the include edges go down the layers and only src/probe/ names /proc, /sys
+# and /dev/kmsg paths (the ranks: scripts/check-layers.sh, docs/ARCHITECTURE.md)
+layers:
+	@scripts/check-layers.sh && echo "layers: ok"
+
 check-extra: all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory layers
 	@$(MAKE) --no-print-directory werror
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory lint

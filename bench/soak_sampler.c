@@ -8,7 +8,7 @@
  * more than 10% of an interval late): with a wedged driver that must stay 0. */
 #include "probe/probe.h"
 #include "util/dirscan.h"
-#include "util/harden.h"
+#include "probe/harden.h"
 #include "util/paths.h"
 
 #include <stdio.h>

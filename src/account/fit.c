@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The verdict, the anchors from PRODUCT.md and the cheapest change that fits,
+/* The verdict, the published anchors (plan.h) and the cheapest change that fits,
  * searched in the OOM ladder's order (never the batch size first). */
 #include "account/plan.h"
 

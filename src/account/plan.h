@@ -31,7 +31,7 @@ enum sp_verdict sp_judge(uint64_t need, uint64_t budget);
 /* what a plan needs: the larger of the steady and the load-time peak */
 uint64_t sp_need(const struct sp_footprint *f);
 
-/* ---- anchors (PRODUCT.md) ------------------------------------------------------ */
+/* ---- anchors: published rules of thumb the plan is checked against ------------- */
 struct sp_anchor {
 	const char *name;      /* "70b-qlora" */
 	const char *text;      /* "70B QLoRA: about 40 GB" */

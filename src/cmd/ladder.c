@@ -3,12 +3,14 @@
  * the first rung (flush the page cache) for the user. */
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
-#include "ladder/flush.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
+#include "probe/flush.h"
 #include "probe/probe.h"
-#include "util/active.h"
+#include "probe/sysctl.h"
+#include "probe/active.h"
 #include "util/fileio.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -276,8 +278,7 @@ static int print_json(const struct state_ctx *c, const struct sp_sample *s, cons
 		json_object_set_new(root, "page_cache_after_bytes", json_integer((json_int_t)r->flush.cache_after));
 		json_object_set_new(root, "mem_free_gain_bytes", json_integer((json_int_t)r->flush.mem_free_gain));
 	}
-	int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	fputc('\n', stdout);
+	int rc = sp_json_print(stdout, root);
 	json_decref(root);
 	return rc;
 }
@@ -289,7 +290,7 @@ static void print_human(const struct state_ctx *c, const struct sp_sample *s, co
 	char g1[32], g2[32], g3[32];
 	printf("%ssparkops ladder%s  job '%s'\n\n", bold, off, c->job);
 	if (r->applied) {
-		printf("%sFLUSHED%s  sync; echo 3 > %s/sys/vm/drop_caches\n", bold, off, sp_procfs());
+		printf("%sFLUSHED%s  sync; echo 3 > %s\n", bold, off, r->flush.path);
 		printf("  page cache  %s -> %s: freed %s (MemFree %+.1f GiB)\n\n",
 		       sp_fmt_gib(g1, sizeof g1, (double)r->flush.cache_before),
 		       sp_fmt_gib(g2, sizeof g2, (double)r->flush.cache_after),
@@ -414,8 +415,9 @@ int cmd_ladder(int argc, char **argv)
 
 	/* rung 1 needs root: say so before reading or writing anything */
 	if (o.apply == 1 && geteuid() != 0) {
-		sp_error("--apply 1 needs root to write %s/sys/vm/drop_caches: run 'sudo sparkops ladder --apply 1'",
-			 sp_procfs());
+		char dc[4200];
+		sp_drop_caches_path(dc, sizeof dc);
+		sp_error("--apply 1 needs root to write %s: run 'sudo sparkops ladder --apply 1'", dc);
 		return SP_EXIT_NOPERM;
 	}
 
@@ -497,8 +499,7 @@ int cmd_ladder(int argc, char **argv)
 			json_object_set_new(j, "applied", json_false());
 			json_object_set_new(j, "title", json_string(sp_ladder_rung_title_for(o.apply, &f)));
 			json_object_set_new(j, "change", sp_json_text(r.change));
-			json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-			fputc('\n', stdout);
+			sp_json_print(stdout, j);
 			json_decref(j);
 		} else {
 			printf("rung %d, %s\nchange: %s\n", o.apply, sp_ladder_rung_title_for(o.apply, &f), r.change);
@@ -515,12 +516,12 @@ int cmd_ladder(int argc, char **argv)
 		}
 		int e = sp_flush_page_cache(&r.flush);
 		if (e == -EACCES || e == -EPERM || e == -EROFS) {
-			sp_error("'%s/sys/vm/drop_caches': %s: flushing needs root with CAP_SYS_ADMIN (in a container, "
-				 "run it on the host)", sp_procfs(), strerror(-e));
+			sp_error("'%s': %s: flushing needs root with CAP_SYS_ADMIN (in a container, "
+				 "run it on the host)", r.flush.path, strerror(-e));
 			return SP_EXIT_NOPERM;
 		}
 		if (e < 0) {
-			sp_error("'%s/sys/vm/drop_caches': %s: nothing flushed", sp_procfs(), strerror(-e));
+			sp_error("'%s': %s: nothing flushed", r.flush.path, strerror(-e));
 			return SP_EXIT_TROUBLE;
 		}
 		r.applied = true;

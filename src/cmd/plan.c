@@ -7,6 +7,7 @@
 #include "cmd/cmdutil.h"
 #include "model/model.h"
 #include "probe/probe.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -220,8 +221,7 @@ static int list_models(bool json)
 			json_object_set_new(o, "aliases", json_string(e[i].aliases));
 			json_array_append_new(a, o);
 		}
-		json_dumpf(a, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-		fputc('\n', stdout);
+		sp_json_print(stdout, a);
 		json_decref(a);
 	} else {
 		printf("%-28s %9s %9s  %-14s %s\n", "NAME", "PARAMS", "ACTIVE", "ARCH", "HUGGING FACE");
@@ -564,8 +564,7 @@ int cmd_plan(int argc, char **argv)
 		}
 		json_object_set_new(root, "advice", aa);
 		json_object_set_new(root, "note", f.note[0] ? json_string(f.note) : json_null());
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-		fputc('\n', stdout);
+		sp_json_print(stdout, root);
 		json_decref(root);
 	} else {
 		bool col = sp_color(1);

@@ -7,6 +7,7 @@
 #include "out/chart.h"
 #include "out/svg.h"
 #include "util/fileio.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "watch/logread.h"
 #include "watch/summary.h"
@@ -404,8 +405,7 @@ int cmd_report(int argc, char **argv)
 
 	if (json) {
 		json_t *o = report_json(x, rd, log, svg_path, html_path, train_marks);
-		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-		fputc('\n', stdout);
+		sp_json_print(stdout, o);
 		json_decref(o);
 	} else {
 		sp_summary_print(stdout, &x->sum);

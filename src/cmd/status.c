@@ -3,9 +3,11 @@
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 #include "probe/probe.h"
+#include "probe/sysctl.h"
 #include "util/fileio.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/opt.h"
 #include "util/paths.h"
@@ -158,8 +160,7 @@ static int print_json(const struct sp_sample *s, const struct sp_spark *k, const
 	json_object_set_new(root, "trouble", json_boolean(v->trouble));
 	json_object_set_new(root, "verdict", json_string(v->line));
 	(void)k;
-	int r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	fputc('\n', stdout);
+	int r = sp_json_print(stdout, root);
 	json_decref(root);
 	return r;
 }
@@ -191,9 +192,8 @@ static const char *u64_or(char *buf, size_t n, struct sp_u64 f, int decimals, co
 
 static void print_header(const struct sp_sample *s, const struct style *st)
 {
-	char host[64] = "", hp[600];
-	sp_proc_path(hp, sizeof hp, "sys/kernel/hostname");
-	if (sp_read_line(hp, host, sizeof host) < 0)
+	char host[64] = "";
+	if (sp_hostname_read(host, sizeof host) < 0)
 		gethostname(host, sizeof host - 1);
 	sp_text_clean(host);
 	printf("%ssparkops status%s  %s%s\n", st->bold, st->off, host,

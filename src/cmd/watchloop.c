@@ -10,9 +10,12 @@
 #include "cmd/watchloop.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
+#include "probe/flush.h"
 #include "probe/probe.h"
+#include "util/clock.h"
 #include "util/fileio.h"
-#include "util/harden.h"
+#include "probe/harden.h"
+#include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -41,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LIVE_PROC "/proc" /* the job runs on this machine, whatever --procfs says */
+#define LIVE_PROC SP_LIVE_PROC /* the job runs on this machine, whatever --procfs says */
 #define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
 /* At short intervals the two scans of every process (competing processes,
  * the job's tree) run at most this often; between them the job's known
@@ -58,20 +61,6 @@ void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
 	o->slowdown_pct = SP_ATTR_DEFAULT_SLOWDOWN_PCT;
 	o->guard.grace_s = SP_GUARD_DEFAULT_GRACE_S;
 	o->reserve = SP_DEFAULT_RESERVE;
-}
-
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -123,7 +112,7 @@ static struct {
 	char command[64], unit[16];
 } g_metrics = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static struct sp_tree g_tree, g_guard_tree;
-static struct wl W;
+static struct wl g_wl;
 
 /* ---- the log --------------------------------------------------------------------- */
 
@@ -132,7 +121,7 @@ static void emit(struct wl *w, struct sp_logrow *r)
 	sp_summary_add(&w->sum, r);
 	if (!w->log_ok)
 		return;
-	int e = sp_csvlog_write(&w->log, r, mono_now());
+	int e = sp_csvlog_write(&w->log, r, sp_mono_now());
 	if (e < 0 && !w->log_warned) {
 		sp_error("'%s': %s; the log stops here, the job keeps running", w->log.path, strerror(-e));
 		w->log_warned = true;
@@ -145,7 +134,7 @@ static void emit(struct wl *w, struct sp_logrow *r)
 static void emit_event(struct wl *w, const char *ev, const char *detail)
 {
 	struct sp_logrow r;
-	sp_logrow_event(&r, wall_now(), ev, detail);
+	sp_logrow_event(&r, sp_wall_now(), ev, detail);
 	emit(w, &r);
 }
 
@@ -167,7 +156,7 @@ static void guard_queue(struct wl *w, const char *ev, const char *detail)
 {
 	pthread_mutex_lock(&w->gq_lock);
 	if (w->gq_n < GQ_MAX)
-		sp_logrow_event(&w->gq[w->gq_n++], wall_now(), ev, detail);
+		sp_logrow_event(&w->gq[w->gq_n++], sp_wall_now(), ev, detail);
 	pthread_mutex_unlock(&w->gq_lock);
 	uint64_t one = 1;
 	ssize_t x = write(w->g_wake, &one, sizeof one);
@@ -190,23 +179,15 @@ static double read_psi_full(void)
 
 static void guard_flush(struct wl *w)
 {
-	char path[600], d[200], a[32], b[32];
-	double before = read_free();
-	sync();
-	sp_proc_path(path, sizeof path, "sys/vm/drop_caches");
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int e = 0;
-	if (fd < 0 || write(fd, "3", 1) != 1)
-		e = errno;
-	if (fd >= 0)
-		close(fd);
-	double after = read_free();
-	double freed = isnan(before) || isnan(after) ? NAN : after - before;
-	if (e) {
-		snprintf(d, sizeof d, "error=%s", strerror(e));
-		sp_warn("guard: page cache flush failed: '%s': %s", path, strerror(e));
+	char d[200], a[32], b[32];
+	struct sp_flush_result r;
+	int e = sp_flush_page_cache(&r);
+	if (e < 0) {
+		snprintf(d, sizeof d, "error=%s", strerror(-e));
+		sp_warn("guard: page cache flush failed: '%s': %s", r.path, strerror(-e));
 	} else {
-		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", isnan(freed) ? 0 : freed, after);
+		double freed = (double)r.mem_free_gain, after = (double)r.after.v[SP_MI_FREE];
+		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", freed, after);
 		sp_warn("guard: flushed the page cache: %s freed, %s free now", sp_fmt_gib(a, sizeof a, freed),
 			sp_fmt_gib(b, sizeof b, after));
 	}
@@ -233,18 +214,9 @@ static int psi_trigger_open(void)
 {
 	if (sp_paths_is_fixture())
 		return -1; /* never write a trigger into a fixture file */
-	char path[600];
-	sp_proc_path(path, sizeof path, "pressure/memory");
-	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
 	/* wake when tasks stall 100 ms on memory within a 1 s window */
 	static const char trig[] = "some 100000 1000000";
-	if (write(fd, trig, sizeof trig) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sp_psi_trigger_open(SP_PSI_MEMORY, trig, sizeof trig);
 }
 
 static void *guard_main(void *arg)
@@ -254,7 +226,7 @@ static void *guard_main(void *arg)
 	int trig = psi_trigger_open();
 	char d[200], a[32], b[32];
 	for (;;) {
-		double t = mono_now();
+		double t = sp_mono_now();
 		double fr = read_free();
 		double psi = g->cfg.psi_full_pct > 0 ? read_psi_full() : NAN;
 		enum sp_guard_act act = sp_guard_step(g, t, fr, psi, atomic_load(&w->job_alive));
@@ -316,18 +288,7 @@ static void guard_drain(struct wl *w)
 
 /* ---- --metrics-listen -------------------------------------------------------------------- */
 
-static enum sp_prom_cause prom_cause(enum sp_attr_cause c)
-{
-	switch (c) {
-	case SP_AC_THERMAL: return SP_CAUSE_THERMAL;
-	case SP_AC_POWER_CAP: return SP_CAUSE_POWER_CAP;
-	case SP_AC_MEMORY: return SP_CAUSE_MEMORY_PRESSURE;
-	case SP_AC_COMPETING: return SP_CAUSE_COMPETING_PROCESS;
-	case SP_AC_CPU: return SP_CAUSE_CPU_CONTENTION;
-	case SP_AC_IO: return SP_CAUSE_IO_CONTENTION;
-	default: return SP_CAUSE_UNKNOWN;
-	}
-}
+
 
 static void metrics_publish(struct wl *w, const struct sp_sample *s)
 {
@@ -345,7 +306,7 @@ static void metrics_publish(struct wl *w, const struct sp_sample *s)
 	j->baseline_ok = w->attr.have_baseline;
 	j->baseline = w->attr.baseline;
 	j->cause_ok = w->attr.have_baseline;
-	j->cause = w->attr.in_episode ? prom_cause(w->attr.cause) : SP_CAUSE_NONE;
+	j->cause = w->attr.in_episode ? w->attr.cause : SP_CAUSE_NONE;
 	j->episodes = (uint64_t)w->sum.n_episodes;
 	g_metrics.have = true;
 	pthread_mutex_unlock(&g_metrics.lock);
@@ -559,7 +520,7 @@ static void cmd_words(char *out, size_t n, char **argv)
 
 int sp_watchloop(const struct sp_wl_opts *o)
 {
-	struct wl *w = &W;
+	struct wl *w = &g_wl;
 	memset(w, 0, sizeof *w);
 	w->o = o;
 	w->rate = NAN;
@@ -590,7 +551,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	/* the endpoint first: a busy port must not leave a job started */
 	struct sp_server *srv = NULL;
 	if (o->metrics_listen) {
-		srv = metrics_start(o, o->argv, wall_now());
+		srv = metrics_start(o, o->argv, sp_wall_now());
 		if (!srv) {
 			close(sfd);
 			sigprocmask(SIG_SETMASK, &orig, NULL);
@@ -634,7 +595,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		snprintf(logname, sizeof logname, "%s", o->log_path);
 	else
 		default_log_name(logname, sizeof logname);
-	double t0 = mono_now();
+	double t0 = sp_mono_now();
 	int le = sp_csvlog_open(&w->log, logname, o->fsync_s, t0);
 	if (le < 0) {
 		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
@@ -689,7 +650,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	double t_end = o->duration_s > 0 ? t0 + o->duration_s : INFINITY;
 	static char buf[65536];
 	for (;;) {
-		double now = mono_now();
+		double now = sp_mono_now();
 		/* without a pidfd (kernels before 5.3), --pid is checked each turn */
 		if (!w->have_child && o->pid > 0 && pidfd < 0 && !job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
 			job_done = true;
@@ -704,7 +665,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 				continue;
 			}
 			next += o->interval_s;
-			now = mono_now();
+			now = sp_mono_now();
 			if (next < now)
 				next = now + o->interval_s; /* fell behind (a slow read): do not burst */
 		}
@@ -746,7 +707,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 						if (w->have_child && c == w->child.pid) {
 							status = st;
 							job_done = true;
-							t_done = mono_now();
+							t_done = sp_mono_now();
 							atomic_store(&w->job_alive, false);
 						} else if (c == w->child.relay) {
 							w->child.relay = 0;
@@ -779,7 +740,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			guard_drain(w);
 		if (pidfd >= 0 && (p[4].revents & POLLIN)) {
 			job_done = true;
-			t_done = mono_now();
+			t_done = sp_mono_now();
 			atomic_store(&w->job_alive, false);
 			close(pidfd);
 			pidfd = -1;
@@ -846,7 +807,7 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	fflush(stderr);
 	if (o->summary_path) {
 		json_t *j = sp_summary_json(&w->sum);
-		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		char *txt = sp_json_format(j);
 		json_decref(j);
 		int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
 		if (txt && e == 0) {

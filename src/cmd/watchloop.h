@@ -32,7 +32,6 @@ struct sp_wl_opts {
 void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname);
 /* Returns the command's exit code. */
 int sp_watchloop(const struct sp_wl_opts *o);
-#endif
 
 /* Options run and watch share: codes, the getopt_long entries, the help lines. */
 enum {
@@ -70,3 +69,4 @@ enum {
 	"                          throughput and slowdown cause at http://ADDR:PORT/metrics\n"
 /* Handle a shared option; returns 1 when it was one (usage errors exit). */
 int sp_wl_opt(struct sp_wl_opts *o, int c, const char *arg);
+#endif

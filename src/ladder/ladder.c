@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The OOM ladder (PRODUCT.md): 1 flush the page cache; concurrent workloads
+/* The OOM ladder: 1 flush the page cache; concurrent workloads
  * judged by their cap before any change to the job; 2 shorter packing /
  * sequence first, then a smaller micro-batch with more gradient accumulation;
  * 3 bf16 LoRA before QLoRA; 4 a smaller model or two Sparks. A load-phase OOM

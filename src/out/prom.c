@@ -3,7 +3,7 @@
  * _celsius, _watts, _seconds, _hertz, _ratio), _total on counters, HELP and
  * TYPE on every family, unknown left out. See docs/metrics.md for the list. */
 #include "out/prom.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -428,7 +428,7 @@ static void write_sensors(struct sp_prom *w, const struct sp_sample *s)
 		}
 	}
 
-	/* GB10's own sensors, derived (out/spark.h) */
+	/* GB10's own sensors, derived (probe/spark.h) */
 	struct sp_spark k;
 	sp_spark_derive(s, &k);
 	if (!k.present)
@@ -624,22 +624,6 @@ void sp_prom_write_sample(struct sp_prom *w, const struct sp_sample *s, const st
 
 /* ---- the job ------------------------------------------------------------------------ */
 
-static const char *const cause_names[SP_CAUSE_N] = {
-	[SP_CAUSE_NONE] = "none",
-	[SP_CAUSE_THERMAL] = "thermal",
-	[SP_CAUSE_POWER_CAP] = "power_cap",
-	[SP_CAUSE_MEMORY_PRESSURE] = "memory_pressure",
-	[SP_CAUSE_CPU_CONTENTION] = "cpu_contention",
-	[SP_CAUSE_IO_CONTENTION] = "io_stall", /* the name the log and issue 5 use */
-	[SP_CAUSE_COMPETING_PROCESS] = "competing_process",
-	[SP_CAUSE_UNKNOWN] = "unknown",
-};
-
-const char *sp_prom_cause_name(enum sp_prom_cause c)
-{
-	return (unsigned)c < SP_CAUSE_N ? cause_names[c] : "unknown";
-}
-
 void sp_prom_job_append(struct sp_prom *w, const struct sp_prom_job *job)
 {
 	char pid[12];
@@ -676,7 +660,7 @@ void sp_prom_job_append(struct sp_prom *w, const struct sp_prom_job *job)
 		       "1 for the cause attribution currently gives for the job's throughput, 0 for the others");
 	if (job->cause_ok)
 		for (int c = 0; c < SP_CAUSE_N; c++)
-			sp_prom_sample(w, LBL({ "cause", cause_names[c] }), job->cause == (enum sp_prom_cause)c);
+			sp_prom_sample(w, LBL({ "cause", sp_cause_name((enum sp_cause)c) }), job->cause == (enum sp_cause)c);
 }
 
 size_t sp_prom_render(char *buf, size_t cap, const struct sp_sample *s, const struct sp_prom_info *info,

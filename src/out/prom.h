@@ -7,6 +7,7 @@
 #ifndef SP_PROM_H
 #define SP_PROM_H
 #include "probe/sample.h"
+#include "watch/cause.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,19 +55,8 @@ struct sp_prom_info {
 void sp_prom_write_sample(struct sp_prom *w, const struct sp_sample *s, const struct sp_prom_info *info);
 
 /* ---- the job families of `run` / `watch` --------------------------------- */
-/* Causes of a slowdown, in the order attribution reports them. */
-enum sp_prom_cause {
-	SP_CAUSE_NONE,            /* throughput is at its baseline */
-	SP_CAUSE_THERMAL,
-	SP_CAUSE_POWER_CAP,
-	SP_CAUSE_MEMORY_PRESSURE,
-	SP_CAUSE_CPU_CONTENTION,
-	SP_CAUSE_IO_CONTENTION,
-	SP_CAUSE_COMPETING_PROCESS,
-	SP_CAUSE_UNKNOWN,         /* slower, and no evidence says why */
-	SP_CAUSE_N
-};
-const char *sp_prom_cause_name(enum sp_prom_cause c); /* "power_cap" */
+/* The slowdown causes are enum sp_cause (watch/cause.h). */
+#define sp_prom_cause_name sp_cause_name /* "power_cap" */
 
 struct sp_prom_job {
 	int pid;                  /* the job's main process (0: watch without a child) */
@@ -78,7 +68,7 @@ struct sp_prom_job {
 	bool baseline_ok;         /* the early baseline is known */
 	double baseline;          /* in the same unit as rate */
 	bool cause_ok;            /* attribution has a verdict */
-	enum sp_prom_cause cause; /* the current attribution */
+	enum sp_cause cause;      /* the current attribution */
 	uint64_t episodes;        /* slowdown episodes so far */
 	bool steps_ok;
 	uint64_t steps;           /* progress counter (iterations done), when parsed */

@@ -2,26 +2,13 @@
 /* A sample as one JSON object: units in key names, null (never 0) for what is
  * unknown, with the reason beside it. The keys are a promise to scripts. */
 #include "out/sample_json.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 #include "util/units.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-json_t *sp_json_text(const char *txt)
-{
-	json_t *j = json_string(txt);
-	if (j)
-		return j;
-	char buf[PATH_MAX];
-	size_t i = 0;
-	for (; txt[i] && i + 1 < sizeof buf; i++)
-		buf[i] = (unsigned char)txt[i] >= 0x20 && (unsigned char)txt[i] < 0x7f ? txt[i] : '?';
-	buf[i] = 0;
-	return json_string(buf);
-}
 
 /* value or null; the reason goes into `unavail` under the same key */
 static void put_u64(json_t *o, json_t *unavail, const char *key, struct sp_u64 f)

@@ -3,6 +3,7 @@
 #ifndef SP_SAMPLE_JSON_H
 #define SP_SAMPLE_JSON_H
 #include "probe/sample.h"
+#include "util/json.h"
 
 #include <jansson.h>
 
@@ -16,11 +17,7 @@ json_t *sp_json_spark(const struct sp_sample *s);
 json_t *sp_json_gpu(const struct sp_gpu *g);
 json_t *sp_json_gpus(const struct sp_sample *s);
 json_t *sp_json_procs(const struct sp_sample *s);
-/* A JSON string from text that may hold any bytes (a path, a process name
- * from /proc, a detail read back from a log): invalid UTF-8 and control bytes
- * become '?', so the key is never silently dropped (json_string answers NULL
- * for invalid UTF-8). */
-json_t *sp_json_text(const char *txt);
+/* sp_json_text: util/json.h */
 /* ["sw_thermal_slowdown", ...] for a clocks event reason mask */
 json_t *sp_json_reasons(uint64_t mask);
 #endif

@@ -10,6 +10,7 @@
  * sparkops command about 1 ms of CPU and 3 MiB of RSS (measured), although
  * only `serve` and `run --metrics-listen` use HTTP at all. */
 #include "out/serve_http.h"
+#include "util/clock.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -42,7 +43,7 @@ static struct {
 	void (*destroy)(struct MHD_Response *);
 	const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
 	int err;
-} M;
+} mhd_lib;
 static pthread_once_t M_once = PTHREAD_ONCE_INIT;
 
 static void mhd_load(void)
@@ -50,20 +51,20 @@ static void mhd_load(void)
 	static const char *const cands[] = { "libmicrohttpd.so.12", "libmicrohttpd.so" };
 	const char *env = getenv("SPARKOPS_MHD_LIB"); /* tests: a missing or wrong library */
 	if (env && *env)
-		M.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-	for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !M.lib && !(env && *env); i++)
-		M.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-	if (!M.lib) {
-		M.err = -ELIBACC;
+		mhd_lib.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+	for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !mhd_lib.lib && !(env && *env); i++)
+		mhd_lib.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+	if (!mhd_lib.lib) {
+		mhd_lib.err = -ELIBACC;
 		return;
 	}
-#define SYM(field, name) (M.field = (__typeof__(M.field))dlsym(M.lib, name))
+#define SYM(field, name) (mhd_lib.field = (__typeof__(mhd_lib.field))dlsym(mhd_lib.lib, name))
 	if (!SYM(start_daemon, "MHD_start_daemon") || !SYM(stop_daemon, "MHD_stop_daemon") ||
 	    !SYM(from_buffer, "MHD_create_response_from_buffer") ||
 	    !SYM(from_buffer_free, "MHD_create_response_from_buffer_with_free_callback") ||
 	    !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
 	    !SYM(destroy, "MHD_destroy_response") || !SYM(lookup, "MHD_lookup_connection_value"))
-		M.err = -ELIBBAD; /* the library is kept: its threads may not exist, but dlclose gains nothing */
+		mhd_lib.err = -ELIBBAD; /* the library is kept: its threads may not exist, but dlclose gains nothing */
 #undef SYM
 }
 
@@ -168,13 +169,6 @@ int sp_serve_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *l
 	return 0;
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void quiet_log(void *cls, const char *fm, va_list ap)
 {
 	(void)cls;
@@ -199,13 +193,13 @@ static struct MHD_Response *render(struct sp_server *srv)
 		if (n < cap) {
 			/* room for a little growth next time without a second call */
 			srv->size_hint = n + n / 4 + 4096;
-			struct MHD_Response *r = M.from_buffer_free(n, buf, free);
+			struct MHD_Response *r = mhd_lib.from_buffer_free(n, buf, free);
 			if (!r) {
 				free(buf);
 				return NULL;
 			}
-			M.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_PROM);
-			M.add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+			mhd_lib.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_PROM);
+			mhd_lib.add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 			return r;
 		}
 		free(buf);
@@ -225,11 +219,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	/* answered at once (and the connection closed): nothing of a body is read */
 	if (!get && !head)
-		return M.queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, srv->r_405);
+		return mhd_lib.queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, srv->r_405);
 	if (!*con_cls) {
-		const char *cl = M.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if ((cl && strcmp(cl, "0") != 0) || M.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
-			return M.queue(c, MHD_HTTP_BAD_REQUEST, srv->r_400);
+		const char *cl = mhd_lib.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if ((cl && strcmp(cl, "0") != 0) || mhd_lib.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+			return mhd_lib.queue(c, MHD_HTTP_BAD_REQUEST, srv->r_400);
 	} else if (*upload_data_size) {
 		return MHD_NO; /* a body after all: close */
 	}
@@ -240,29 +234,29 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return MHD_YES;
 	}
 	if (strcmp(url, "/") == 0)
-		return M.queue(c, MHD_HTTP_OK, srv->r_index);
+		return mhd_lib.queue(c, MHD_HTTP_OK, srv->r_index);
 	if (strcmp(url, "/metrics") != 0)
-		return M.queue(c, MHD_HTTP_NOT_FOUND, srv->r_404);
-	double t = now_mono();
+		return mhd_lib.queue(c, MHD_HTTP_NOT_FOUND, srv->r_404);
+	double t = sp_mono_now();
 	if (!srv->cached || t - srv->cached_at >= srv->cache_s || t < srv->cached_at) {
 		struct MHD_Response *r = render(srv);
 		if (!r)
-			return M.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
+			return mhd_lib.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
 		if (srv->cached)
-			M.destroy(srv->cached); /* in-flight sends keep their reference */
+			mhd_lib.destroy(srv->cached); /* in-flight sends keep their reference */
 		srv->cached = r;
 		srv->cached_at = t;
 	}
-	return M.queue(c, MHD_HTTP_OK, srv->cached);
+	return mhd_lib.queue(c, MHD_HTTP_OK, srv->cached);
 }
 
 static struct MHD_Response *fixed(const char *body, const char *type)
 {
 	/* PERSISTENT: MHD only reads it; its API takes void * */
-	struct MHD_Response *r = M.from_buffer(strlen(body), (void *)(uintptr_t)body, // NOLINT(performance-no-int-to-ptr)
+	struct MHD_Response *r = mhd_lib.from_buffer(strlen(body), (void *)(uintptr_t)body, // NOLINT(performance-no-int-to-ptr)
 					       MHD_RESPMEM_PERSISTENT);
 	if (r)
-		M.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+		mhd_lib.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
 
@@ -285,7 +279,7 @@ static void free_fixed(struct sp_server *srv)
 	struct MHD_Response **rs[] = { &srv->r_index, &srv->r_400, &srv->r_404, &srv->r_405, &srv->r_500, &srv->cached };
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (*rs[i]) {
-			M.destroy(*rs[i]);
+			mhd_lib.destroy(*rs[i]);
 			*rs[i] = NULL;
 		}
 }
@@ -293,8 +287,8 @@ static void free_fixed(struct sp_server *srv)
 struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn fill, void *ctx, int *err)
 {
 	pthread_once(&M_once, mhd_load);
-	if (M.err) {
-		*err = M.err;
+	if (mhd_lib.err) {
+		*err = mhd_lib.err;
 		return NULL;
 	}
 	struct sockaddr_storage ss;
@@ -342,7 +336,7 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 		*err = -ENOMEM;
 		return NULL;
 	}
-	M.add_header(srv->r_405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	mhd_lib.add_header(srv->r_405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 
 	/* the server thread inherits this mask: signals stay with the caller */
 	sigset_t all, old;
@@ -351,7 +345,7 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	srv->d = M.start_daemon(flags, 0, NULL, NULL, handler, srv,
+	srv->d = mhd_lib.start_daemon(flags, 0, NULL, NULL, handler, srv,
 				  MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
@@ -385,7 +379,7 @@ void sp_serve_stop(struct sp_server *srv)
 {
 	if (!srv)
 		return;
-	M.stop_daemon(srv->d); /* closes the listening socket and every connection */
+	mhd_lib.stop_daemon(srv->d); /* closes the listening socket and every connection */
 	free_fixed(srv);
 	free(srv);
 }

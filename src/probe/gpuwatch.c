@@ -12,9 +12,10 @@
  * must not keep the process from exiting. nvmlShutdown and dlclose happen on
  * that thread, and only between passes (sp_nvml_release skips them while a
  * call is in flight, and joins the thread for at most a second otherwise). One sampling thread calls this API; the state below that
- * is only the caller's lives in C. */
+ * is only the caller's lives in gpu_caller. */
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 #include <errno.h>
@@ -29,7 +30,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* shared with the GPU thread, under W.mu */
+/* shared with the GPU thread, under gpu_shared.mu */
 static pthread_t gpu_tid;
 static struct {
 	pthread_mutex_t mu;
@@ -40,7 +41,7 @@ static struct {
 	uint64_t req, done;  /* passes asked for / finished */
 	double busy_since;   /* when pass `req` was asked for, while req != done */
 	struct sp_gpu_snap pub; /* the result of pass `done` */
-} W = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} gpu_shared = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* the GPU thread's own buffer; nobody else touches it */
 static struct sp_gpu_snap work;
@@ -54,21 +55,14 @@ static struct {
 	int nident;          /* identity of the GPUs from the last answer */
 	struct sp_gpu ident[SP_MAX_GPUS];
 	char lib[128];
-} C;
-
-double sp_mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+} gpu_caller;
 
 static void init_once(void)
 {
 	pthread_condattr_t a;
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&W.cv, &a);
+	pthread_cond_init(&gpu_shared.cv, &a);
 	pthread_condattr_destroy(&a);
 }
 
@@ -81,32 +75,32 @@ static void wait_until(double deadline)
 		ts.tv_nsec = 999999999L;
 	if (ts.tv_nsec < 0)
 		ts.tv_nsec = 0;
-	pthread_cond_timedwait(&W.cv, &W.mu, &ts);
+	pthread_cond_timedwait(&gpu_shared.cv, &gpu_shared.mu, &ts);
 }
 
 static void *gpu_thread(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&gpu_shared.mu);
 	for (;;) {
-		while (!W.quit && W.done == W.req)
-			pthread_cond_wait(&W.cv, &W.mu);
-		if (W.quit)
+		while (!gpu_shared.quit && gpu_shared.done == gpu_shared.req)
+			pthread_cond_wait(&gpu_shared.cv, &gpu_shared.mu);
+		if (gpu_shared.quit)
 			break;
-		uint64_t gen = W.req;
-		pthread_mutex_unlock(&W.mu);
+		uint64_t gen = gpu_shared.req;
+		pthread_mutex_unlock(&gpu_shared.mu);
 		sp_nvml_collect(&work);
-		pthread_mutex_lock(&W.mu);
-		W.pub = work;
-		W.done = gen;
-		pthread_cond_broadcast(&W.cv);
+		pthread_mutex_lock(&gpu_shared.mu);
+		gpu_shared.pub = work;
+		gpu_shared.done = gen;
+		pthread_cond_broadcast(&gpu_shared.cv);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&gpu_shared.mu);
 	sp_nvml_unload();
-	pthread_mutex_lock(&W.mu);
-	W.exited = 1;
-	pthread_cond_broadcast(&W.cv);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&gpu_shared.mu);
+	gpu_shared.exited = 1;
+	pthread_cond_broadcast(&gpu_shared.cv);
+	pthread_mutex_unlock(&gpu_shared.mu);
 	return NULL;
 }
 
@@ -115,7 +109,7 @@ static void *gpu_thread(void *arg)
 static int ensure_thread(void)
 {
 	pthread_once(&once, init_once);
-	if (W.started)
+	if (gpu_shared.started)
 		return 0;
 	pthread_attr_t attr;
 	if (pthread_attr_init(&attr) != 0)
@@ -130,32 +124,32 @@ static int ensure_thread(void)
 	pthread_attr_destroy(&attr);
 	if (r != 0)
 		return -r;
-	W.started = 1;
+	gpu_shared.started = 1;
 	return 0;
 }
 
 int sp_gpu_read_async(void)
 {
 	if (ensure_thread() < 0) {
-		C.start_failed = 1;
+		gpu_caller.start_failed = 1;
 		return -EAGAIN;
 	}
-	C.start_failed = 0;
+	gpu_caller.start_failed = 0;
 	int rc;
-	pthread_mutex_lock(&W.mu);
-	if (W.done == W.req) {
-		W.req++;
-		W.busy_since = sp_mono_now();
-		pthread_cond_broadcast(&W.cv);
-		C.fresh = 1;
+	pthread_mutex_lock(&gpu_shared.mu);
+	if (gpu_shared.done == gpu_shared.req) {
+		gpu_shared.req++;
+		gpu_shared.busy_since = sp_mono_now();
+		pthread_cond_broadcast(&gpu_shared.cv);
+		gpu_caller.fresh = 1;
 		rc = 0;
 	} else {
 		/* still in a pass asked for earlier: do not queue behind it */
-		C.fresh = 0;
+		gpu_caller.fresh = 0;
 		rc = 1;
 	}
-	C.want = W.req;
-	pthread_mutex_unlock(&W.mu);
+	gpu_caller.want = gpu_shared.req;
+	pthread_mutex_unlock(&gpu_shared.mu);
 	return rc;
 }
 
@@ -186,91 +180,74 @@ static void merge(struct sp_sample *s, const struct sp_gpu_snap *snap)
 		p->gpu_mem.why = SP_OK;
 	}
 	/* what is known about the GPUs without asking the driver again */
-	C.nident = snap->ngpu;
+	gpu_caller.nident = snap->ngpu;
 	for (int i = 0; i < snap->ngpu; i++) {
-		C.ident[i] = snap->gpus[i];
-		sp_gpu_mark(&C.ident[i], SP_TIMEOUT);
+		gpu_caller.ident[i] = snap->gpus[i];
+		sp_gpu_mark(&gpu_caller.ident[i], SP_TIMEOUT);
 	}
 	if (snap->lib[0])
-		snprintf(C.lib, sizeof C.lib, "%s", snap->lib);
+		snprintf(gpu_caller.lib, sizeof gpu_caller.lib, "%s", snap->lib);
 }
 
 int sp_gpu_poll(struct sp_sample *s, double deadline)
 {
-	if (C.start_failed) {
+	if (gpu_caller.start_failed) {
 		s->gpu_status = SP_DRIVER_ERROR;
 		s->ngpu = 0;
 		snprintf(s->gpu_detail, sizeof s->gpu_detail, "could not start the GPU reader thread");
 		return -EAGAIN;
 	}
-	if (C.want == 0) {
+	if (gpu_caller.want == 0) {
 		s->gpu_status = SP_MISSING;
 		s->ngpu = 0;
 		snprintf(s->gpu_detail, sizeof s->gpu_detail, "the GPU was not asked");
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&W.mu);
-	if (C.fresh)
-		while (W.done < C.want && sp_mono_now() < deadline)
+	pthread_mutex_lock(&gpu_shared.mu);
+	if (gpu_caller.fresh)
+		while (gpu_shared.done < gpu_caller.want && sp_mono_now() < deadline)
 			wait_until(deadline);
-	if (W.done >= C.want) {
-		C.got = W.pub;
-		pthread_mutex_unlock(&W.mu);
-		merge(s, &C.got);
+	if (gpu_shared.done >= gpu_caller.want) {
+		gpu_caller.got = gpu_shared.pub;
+		pthread_mutex_unlock(&gpu_shared.mu);
+		merge(s, &gpu_caller.got);
 		return 0;
 	}
-	double since = W.busy_since;
-	pthread_mutex_unlock(&W.mu);
+	double since = gpu_shared.busy_since;
+	pthread_mutex_unlock(&gpu_shared.mu);
 
 	const char *call = atomic_load_explicit(&sp_nvml_in_call, memory_order_relaxed);
 	double waited = sp_mono_now() - since;
 	s->gpu_status = SP_TIMEOUT;
 	snprintf(s->gpu_detail, sizeof s->gpu_detail, "still in %s after %.1f s", call ? call : "a pass", waited);
-	s->ngpu = C.nident;
-	memcpy(s->gpus, C.ident, (size_t)C.nident * sizeof s->gpus[0]);
+	s->ngpu = gpu_caller.nident;
+	memcpy(s->gpus, gpu_caller.ident, (size_t)gpu_caller.nident * sizeof s->gpus[0]);
 	return -ETIMEDOUT;
-}
-
-int sp_gpu_read_timeout(struct sp_sample *s, double timeout_s)
-{
-	double deadline = sp_mono_now() + timeout_s;
-	sp_gpu_read_async();
-	return sp_gpu_poll(s, deadline);
-}
-
-void sp_gpu_read(struct sp_sample *s)
-{
-	sp_gpu_read_timeout(s, SP_DEFAULT_GPU_TIMEOUT);
 }
 
 int sp_gpu_busy(void)
 {
-	if (!W.started)
+	if (!gpu_shared.started)
 		return 0;
-	pthread_mutex_lock(&W.mu);
-	int busy = W.done != W.req;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&gpu_shared.mu);
+	int busy = gpu_shared.done != gpu_shared.req;
+	pthread_mutex_unlock(&gpu_shared.mu);
 	return busy;
-}
-
-const char *sp_nvml_libname(void)
-{
-	return C.lib[0] ? C.lib : NULL;
 }
 
 int sp_nvml_release(void)
 {
-	if (!W.started)
+	if (!gpu_shared.started)
 		return 0;
-	pthread_mutex_lock(&W.mu);
-	if (W.done != W.req) {
+	pthread_mutex_lock(&gpu_shared.mu);
+	if (gpu_shared.done != gpu_shared.req) {
 		/* a call in flight: no nvmlShutdown under it, no dlclose, no join */
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&gpu_shared.mu);
 		return 1;
 	}
-	W.quit = 1;
-	pthread_cond_broadcast(&W.cv);
-	pthread_mutex_unlock(&W.mu);
+	gpu_shared.quit = 1;
+	pthread_cond_broadcast(&gpu_shared.cv);
+	pthread_mutex_unlock(&gpu_shared.mu);
 	/* a bounded join: nvmlShutdown may hang too. The thread's own exit must
 	 * be complete before ours (its thread-local state, e.g. dlerror's, is
 	 * freed there), hence a join and not a flag. */
@@ -280,9 +257,9 @@ int sp_nvml_release(void)
 	if (pthread_timedjoin_np(gpu_tid, NULL, &until) != 0)
 		return 1;
 	/* start afresh next time */
-	W.started = W.quit = W.exited = 0;
-	W.req = W.done = 0;
-	memset(&W.pub, 0, sizeof W.pub);
-	memset(&C, 0, sizeof C);
+	gpu_shared.started = gpu_shared.quit = gpu_shared.exited = 0;
+	gpu_shared.req = gpu_shared.done = 0;
+	memset(&gpu_shared.pub, 0, sizeof gpu_shared.pub);
+	memset(&gpu_caller, 0, sizeof gpu_caller);
 	return 0;
 }

@@ -34,11 +34,6 @@ static const char *const mi_names[SP_MI_N] = {
 	[SP_MI_HUGETLB] = "Hugetlb",
 };
 
-const char *sp_mi_name(enum sp_mi k)
-{
-	return (unsigned)k < SP_MI_N ? mi_names[k] : "?";
-}
-
 /* One line: "Key:   123 kB". The key must match from the line start up to ':'. */
 static void parse_line(const char *p, const char *end, struct sp_meminfo *m)
 {

@@ -36,7 +36,7 @@ static struct {
 	nvml_procs_fn get_procs;
 	nvml_viol_fn get_viol;
 	nvml_fields_fn get_fields;
-} N;
+} nvml_fns;
 
 static char libname_buf[512];
 
@@ -49,7 +49,7 @@ static void *resolve(const char *const *names)
 {
 	for (; *names; names++) {
 		dlerror();
-		void *p = dlsym(N.lib, *names);
+		void *p = dlsym(nvml_fns.lib, *names);
 		if (p && !dlerror())
 			return p;
 	}
@@ -57,7 +57,7 @@ static void *resolve(const char *const *names)
 	return NULL;
 }
 #define RESOLVE(field, ...) \
-	(N.field = (__typeof__(N.field))resolve((const char *const[]){ __VA_ARGS__, NULL }))
+	(nvml_fns.field = (__typeof__(nvml_fns.field))resolve((const char *const[]){ __VA_ARGS__, NULL }))
 
 enum sp_why sp_nvml_why(int ret);
 enum sp_why sp_nvml_why(int ret)
@@ -77,16 +77,16 @@ enum sp_why sp_nvml_why(int ret)
 
 static const char *errstr(int ret)
 {
-	const char *s = N.error_string ? N.error_string(ret) : NULL;
+	const char *s = nvml_fns.error_string ? nvml_fns.error_string(ret) : NULL;
 	return s ? s : "unknown error";
 }
 
 static int load(void)
 {
-	if (N.state)
-		return N.state;
-	N.state = -1;
-	N.why = SP_NO_DRIVER;
+	if (nvml_fns.state)
+		return nvml_fns.state;
+	nvml_fns.state = -1;
+	nvml_fns.why = SP_NO_DRIVER;
 	const char *env = getenv("SPARKOPS_NVML_LIB");
 	const char *cands[3] = { NULL, NULL, NULL };
 	if (env && *env) {
@@ -96,36 +96,36 @@ static int load(void)
 		cands[1] = "libnvidia-ml.so";
 	}
 	CALLING("dlopen");
-	for (int i = 0; cands[i] && !N.lib; i++) {
-		N.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-		if (N.lib) {
+	for (int i = 0; cands[i] && !nvml_fns.lib; i++) {
+		nvml_fns.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+		if (nvml_fns.lib) {
 			snprintf(libname_buf, sizeof libname_buf, "%s", cands[i]);
-			N.libname = libname_buf;
+			nvml_fns.libname = libname_buf;
 		}
 	}
 	CALLING(NULL);
-	if (!N.lib) {
+	if (!nvml_fns.lib) {
 		const char *e = dlerror();
-		snprintf(N.detail, sizeof N.detail, "%s not found%s%s",
+		snprintf(nvml_fns.detail, sizeof nvml_fns.detail, "%s not found%s%s",
 			 env && *env ? env : "libnvidia-ml.so.1", e && env ? ": " : "", e && env ? e : "");
 		/* glibc keeps the message in a per-thread heap buffer until the next
 		 * dlerror() or the thread's end; free it now (LeakSanitizer saw it
 		 * when the process exited before the GPU thread did) */
 		dlerror();
-		return N.state;
+		return nvml_fns.state;
 	}
 	RESOLVE(init, "nvmlInit_v2", "nvmlInit");
 	RESOLVE(shutdown, "nvmlShutdown");
 	RESOLVE(error_string, "nvmlErrorString");
 	RESOLVE(get_count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
 	RESOLVE(get_handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
-	if (!N.init || !N.get_count || !N.get_handle) {
-		snprintf(N.detail, sizeof N.detail, "%s lacks nvmlInit/nvmlDeviceGetCount: not an NVML library",
-			 N.libname);
-		N.why = SP_DRIVER_ERROR;
-		dlclose(N.lib);
-		N.lib = NULL;
-		return N.state;
+	if (!nvml_fns.init || !nvml_fns.get_count || !nvml_fns.get_handle) {
+		snprintf(nvml_fns.detail, sizeof nvml_fns.detail, "%s lacks nvmlInit/nvmlDeviceGetCount: not an NVML library",
+			 nvml_fns.libname);
+		nvml_fns.why = SP_DRIVER_ERROR;
+		dlclose(nvml_fns.lib);
+		nvml_fns.lib = NULL;
+		return nvml_fns.state;
 	}
 	/* optional: each may be missing on an old or a stripped driver */
 	RESOLVE(get_name, "nvmlDeviceGetName");
@@ -148,32 +148,32 @@ static int load(void)
 	RESOLVE(get_viol, "nvmlDeviceGetViolationStatus");
 
 	CALLING("nvmlInit");
-	int ret = N.init();
+	int ret = nvml_fns.init();
 	CALLING(NULL);
 	if (ret != NVML_SUCCESS) {
-		N.why = sp_nvml_why(ret);
-		if (N.why == SP_DRIVER_ERROR || N.why == SP_NOT_SUPPORTED)
-			N.why = SP_NO_DRIVER;
-		snprintf(N.detail, sizeof N.detail, "nvmlInit failed: %s", errstr(ret));
-		dlclose(N.lib);
-		N.lib = NULL;
-		return N.state;
+		nvml_fns.why = sp_nvml_why(ret);
+		if (nvml_fns.why == SP_DRIVER_ERROR || nvml_fns.why == SP_NOT_SUPPORTED)
+			nvml_fns.why = SP_NO_DRIVER;
+		snprintf(nvml_fns.detail, sizeof nvml_fns.detail, "nvmlInit failed: %s", errstr(ret));
+		dlclose(nvml_fns.lib);
+		nvml_fns.lib = NULL;
+		return nvml_fns.state;
 	}
-	N.state = 1;
-	N.why = SP_OK;
-	return N.state;
+	nvml_fns.state = 1;
+	nvml_fns.why = SP_OK;
+	return nvml_fns.state;
 }
 
 void sp_nvml_unload(void)
 {
-	if (N.state == 1 && N.shutdown) {
+	if (nvml_fns.state == 1 && nvml_fns.shutdown) {
 		CALLING("nvmlShutdown");
-		N.shutdown();
+		nvml_fns.shutdown();
 		CALLING(NULL);
 	}
-	if (N.lib)
-		dlclose(N.lib);
-	memset(&N, 0, sizeof N);
+	if (nvml_fns.lib)
+		dlclose(nvml_fns.lib);
+	memset(&nvml_fns, 0, sizeof nvml_fns);
 }
 
 static void set(struct sp_u64 *f, int ret, unsigned long long v)
@@ -195,13 +195,13 @@ static void bound(struct sp_u64 *f, unsigned long long max)
 
 static int field_value(nvmlDevice_t dev, unsigned id, unsigned long long *out)
 {
-	if (!N.get_fields)
+	if (!nvml_fns.get_fields)
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
 	nvmlFieldValue_t fv;
 	memset(&fv, 0, sizeof fv);
 	fv.fieldId = id;
 	CALLING("nvmlDeviceGetFieldValues");
-	int ret = N.get_fields(dev, 1, &fv);
+	int ret = nvml_fns.get_fields(dev, 1, &fv);
 	if (ret != NVML_SUCCESS)
 		return ret;
 	if (fv.nvmlReturn != NVML_SUCCESS)
@@ -216,9 +216,9 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	unsigned u = 0;
 	unsigned long long ull = 0;
 
-	if (N.get_name) {
+	if (nvml_fns.get_name) {
 		CALLING("nvmlDeviceGetName");
-		ret = N.get_name(dev, g->name, sizeof g->name);
+		ret = nvml_fns.get_name(dev, g->name, sizeof g->name);
 		if (ret != NVML_SUCCESS)
 			snprintf(g->name, sizeof g->name, "GPU %u", g->index);
 	} else {
@@ -226,7 +226,7 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	}
 	g->name[sizeof g->name - 1] = 0;
 	CALLING("nvmlDeviceGetUUID");
-	if (N.get_uuid && N.get_uuid(dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
+	if (nvml_fns.get_uuid && nvml_fns.get_uuid(dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
 		g->uuid[0] = 0;
 	g->uuid[sizeof g->uuid - 1] = 0;
 	sp_text_clean(g->name);
@@ -234,66 +234,66 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 
 	/* temperature: the V struct first, the deprecated call after */
 	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
-	if (N.get_tempv) {
+	if (nvml_fns.get_tempv) {
 		nvmlTemperature_t t = { .version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU };
 		CALLING("nvmlDeviceGetTemperatureV");
-		ret = N.get_tempv(dev, &t);
+		ret = nvml_fns.get_tempv(dev, &t);
 		if (ret == NVML_SUCCESS) {
 			if (t.temperature < 0)
 				ret = NVML_ERROR_UNKNOWN;
 			u = (unsigned)t.temperature;
 		}
 	}
-	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_temp) {
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && nvml_fns.get_temp) {
 		CALLING("nvmlDeviceGetTemperature");
-		ret = N.get_temp(dev, NVML_TEMPERATURE_GPU, &u);
+		ret = nvml_fns.get_temp(dev, NVML_TEMPERATURE_GPU, &u);
 	}
 	set(&g->temp_c, ret, u);
 	bound(&g->temp_c, 150);
 
-	if (N.get_power) {
+	if (nvml_fns.get_power) {
 		CALLING("nvmlDeviceGetPowerUsage");
-		ret = N.get_power(dev, &u);
+		ret = nvml_fns.get_power(dev, &u);
 		set(&g->power_mw, ret, u);
 		bound(&g->power_mw, 2000000);
 	} else {
 		MISSING_FN(&g->power_mw);
 	}
-	if (N.get_power_limit) {
+	if (nvml_fns.get_power_limit) {
 		CALLING("nvmlDeviceGetEnforcedPowerLimit");
-		ret = N.get_power_limit(dev, &u);
+		ret = nvml_fns.get_power_limit(dev, &u);
 		set(&g->power_limit_mw, ret, u);
 		bound(&g->power_limit_mw, 2000000);
 	} else {
 		MISSING_FN(&g->power_limit_mw);
 	}
-	if (N.get_energy) {
+	if (nvml_fns.get_energy) {
 		CALLING("nvmlDeviceGetTotalEnergyConsumption");
-		ret = N.get_energy(dev, &ull);
+		ret = nvml_fns.get_energy(dev, &ull);
 		set(&g->energy_mj, ret, ull);
 	} else {
 		MISSING_FN(&g->energy_mj);
 	}
-	if (N.get_clock) {
+	if (nvml_fns.get_clock) {
 		CALLING("nvmlDeviceGetClockInfo");
-		ret = N.get_clock(dev, NVML_CLOCK_SM, &u);
+		ret = nvml_fns.get_clock(dev, NVML_CLOCK_SM, &u);
 		set(&g->sm_clock_mhz, ret, u);
 		bound(&g->sm_clock_mhz, 10000);
 	} else {
 		MISSING_FN(&g->sm_clock_mhz);
 	}
-	if (N.get_max_clock) {
+	if (nvml_fns.get_max_clock) {
 		CALLING("nvmlDeviceGetMaxClockInfo");
-		ret = N.get_max_clock(dev, NVML_CLOCK_SM, &u);
+		ret = nvml_fns.get_max_clock(dev, NVML_CLOCK_SM, &u);
 		set(&g->sm_clock_max_mhz, ret, u);
 		bound(&g->sm_clock_max_mhz, 10000);
 	} else {
 		MISSING_FN(&g->sm_clock_max_mhz);
 	}
-	if (N.get_util) {
+	if (nvml_fns.get_util) {
 		nvmlUtilization_t ut = { 0, 0 };
 		CALLING("nvmlDeviceGetUtilizationRates");
-		ret = N.get_util(dev, &ut);
+		ret = nvml_fns.get_util(dev, &ut);
 		set(&g->util_gpu_pct, ret, ut.gpu);
 		set(&g->util_mem_pct, ret, ut.memory);
 		bound(&g->util_gpu_pct, 100);
@@ -307,9 +307,9 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		MISSING_FN(&g->util_gpu_pct);
 		MISSING_FN(&g->util_mem_pct);
 	}
-	if (N.get_reasons) {
+	if (nvml_fns.get_reasons) {
 		CALLING("nvmlDeviceGetCurrentClocksEventReasons");
-		ret = N.get_reasons(dev, &ull);
+		ret = nvml_fns.get_reasons(dev, &ull);
 		set(&g->reasons, ret, ull);
 	} else {
 		MISSING_FN(&g->reasons);
@@ -318,41 +318,41 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	/* cumulative violation time: field values first (the replacement), then
 	 * the deprecated nvmlDeviceGetViolationStatus */
 	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, &ull);
-	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_viol) {
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && nvml_fns.get_viol) {
 		nvmlViolationTime_t vt = { 0, 0 };
 		CALLING("nvmlDeviceGetViolationStatus");
-		ret = N.get_viol(dev, NVML_PERF_POLICY_POWER, &vt);
+		ret = nvml_fns.get_viol(dev, NVML_PERF_POLICY_POWER, &vt);
 		ull = vt.violationTime;
 	}
 	set(&g->viol_power_ns, ret, ull);
 	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, &ull);
-	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_viol) {
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && nvml_fns.get_viol) {
 		nvmlViolationTime_t vt = { 0, 0 };
 		CALLING("nvmlDeviceGetViolationStatus");
-		ret = N.get_viol(dev, NVML_PERF_POLICY_THERMAL, &vt);
+		ret = nvml_fns.get_viol(dev, NVML_PERF_POLICY_THERMAL, &vt);
 		ull = vt.violationTime;
 	}
 	set(&g->viol_thermal_ns, ret, ull);
 
 	/* memory: _v2 with its version word, then the original */
 	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
-	if (N.get_mem2) {
+	if (nvml_fns.get_mem2) {
 		nvmlMemory_v2_t m2;
 		memset(&m2, 0, sizeof m2);
 		m2.version = nvmlMemory_v2;
 		CALLING("nvmlDeviceGetMemoryInfo_v2");
-		ret = N.get_mem2(dev, &m2);
+		ret = nvml_fns.get_mem2(dev, &m2);
 		if (ret == NVML_SUCCESS) {
 			set(&g->mem_total, ret, m2.total);
 			set(&g->mem_free, ret, m2.free);
 			set(&g->mem_used, ret, m2.used);
 		}
 	}
-	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && N.get_mem) {
+	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && nvml_fns.get_mem) {
 		nvmlMemory_t m;
 		memset(&m, 0, sizeof m);
 		CALLING("nvmlDeviceGetMemoryInfo");
-		ret = N.get_mem(dev, &m);
+		ret = nvml_fns.get_mem(dev, &m);
 		set(&g->mem_total, ret, m.total);
 		set(&g->mem_free, ret, m.free);
 		set(&g->mem_used, ret, m.used);
@@ -369,12 +369,12 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 /* Per-process GPU memory, as a list the caller attaches to its processes. */
 static void read_gpu_procs(nvmlDevice_t dev, struct sp_gpu_snap *snap)
 {
-	if (!N.get_procs)
+	if (!nvml_fns.get_procs)
 		return;
 	nvmlProcessInfo_t infos[64];
 	unsigned count = 64;
 	CALLING("nvmlDeviceGetComputeRunningProcesses");
-	int ret = N.get_procs(dev, &count, infos);
+	int ret = nvml_fns.get_procs(dev, &count, infos);
 	CALLING(NULL);
 	if (ret != NVML_SUCCESS)
 		return;
@@ -406,13 +406,13 @@ void sp_nvml_collect(struct sp_gpu_snap *snap)
 	snap->detail[0] = 0;
 	snap->lib[0] = 0;
 	if (load() != 1) {
-		snap->status = N.why;
-		snprintf(snap->detail, sizeof snap->detail, "%s", N.detail);
+		snap->status = nvml_fns.why;
+		snprintf(snap->detail, sizeof snap->detail, "%s", nvml_fns.detail);
 		return;
 	}
 	unsigned count = 0;
 	CALLING("nvmlDeviceGetCount");
-	int ret = N.get_count(&count);
+	int ret = nvml_fns.get_count(&count);
 	CALLING(NULL);
 	if (ret != NVML_SUCCESS) {
 		snap->status = sp_nvml_why(ret);
@@ -425,14 +425,14 @@ void sp_nvml_collect(struct sp_gpu_snap *snap)
 		return;
 	}
 	snap->status = SP_OK;
-	snprintf(snap->lib, sizeof snap->lib, "%s", N.libname);
+	snprintf(snap->lib, sizeof snap->lib, "%s", nvml_fns.libname);
 	for (unsigned i = 0; i < count && snap->ngpu < SP_MAX_GPUS; i++) {
 		struct sp_gpu *g = &snap->gpus[snap->ngpu];
 		memset(g, 0, sizeof *g);
 		g->index = i;
 		nvmlDevice_t dev;
 		CALLING("nvmlDeviceGetHandleByIndex");
-		ret = N.get_handle(i, &dev);
+		ret = nvml_fns.get_handle(i, &dev);
 		CALLING(NULL);
 		if (ret != NVML_SUCCESS) {
 			snprintf(g->name, sizeof g->name, "GPU %u", i);

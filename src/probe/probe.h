@@ -4,6 +4,7 @@
 #ifndef SP_PROBE_H
 #define SP_PROBE_H
 #include "probe/sample.h"
+#include "util/clock.h" /* sp_mono_now: the deadlines below are on its clock */
 
 /* /proc/meminfo: keys matched at line start; values in kB become bytes.
  * Returns 0 when MemTotal and MemFree were found, -1 otherwise (m->why set). */
@@ -14,6 +15,9 @@ void sp_meminfo_read(struct sp_meminfo *m);
  * Returns 0 when at least the "some" line parsed. */
 int sp_psi_parse(const char *buf, size_t len, struct sp_psi *p);
 void sp_psi_read(struct sp_psi p[SP_PSI_N]);
+/* A PSI trigger ("some 100000 1000000", len with its NUL) on
+ * <procfs>/pressure/<res>: the fd to poll for POLLPRI, or -1. */
+int sp_psi_trigger_open(enum sp_psi_res res, const char *trig, size_t len);
 
 /* cgroup parsers */
 /* /proc/self/cgroup: finds the v2 ("0::/path") or v1 memory controller path.
@@ -60,7 +64,7 @@ struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid);
  * sp_sample_read() does exactly this with o->gpu_timeout_s (default
  * SP_DEFAULT_GPU_TIMEOUT, 2 s). The guard path (read pool, decide, signal)
  * must not include SP_READ_GPU. */
-double sp_mono_now(void); /* CLOCK_MONOTONIC seconds */
+/* sp_mono_now(): util/clock.h */
 /* Ask for a pass. 0: started; 1: a pass asked for earlier is still running
  * (the next poll will not wait for it); -EAGAIN: the thread could not start. */
 int sp_gpu_read_async(void);
@@ -69,10 +73,6 @@ int sp_gpu_read_async(void);
  * into s->procs). 0 fresh; -ETIMEDOUT readings marked SP_TIMEOUT; -EAGAIN no
  * thread (gpu_status SP_DRIVER_ERROR). No heap allocation. */
 int sp_gpu_poll(struct sp_sample *s, double deadline);
-/* async + poll with a deadline timeout_s from now */
-int sp_gpu_read_timeout(struct sp_sample *s, double timeout_s);
-/* sp_gpu_read_timeout(s, SP_DEFAULT_GPU_TIMEOUT) */
-void sp_gpu_read(struct sp_sample *s);
 /* 1 while an NVML call is in flight (possibly forever) */
 int sp_gpu_busy(void);
 /* At exit: nvmlShutdown and dlclose on the GPU thread, then it ends. When a
@@ -80,6 +80,4 @@ int sp_gpu_busy(void);
  * leave with _exit() after flushing its output (a wedged library's
  * destructors may hang too). 0 when released (or never started). */
 int sp_nvml_release(void);
-/* Name of the library that answered the last pass, or NULL. */
-const char *sp_nvml_libname(void);
 #endif

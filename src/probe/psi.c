@@ -5,9 +5,11 @@
 #include "util/paths.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const res_names[SP_PSI_N] = { "memory", "cpu", "io" };
 
@@ -108,4 +110,19 @@ void sp_psi_read(struct sp_psi p[SP_PSI_N])
 		}
 		sp_psi_parse(buf, len, &p[i]);
 	}
+}
+
+int sp_psi_trigger_open(enum sp_psi_res res, const char *trig, size_t len)
+{
+	char path[600];
+	if ((unsigned)res >= SP_PSI_N || sp_proc_path(path, sizeof path, "pressure/%s", res_names[res]) < 0)
+		return -1;
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, trig, len) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One snapshot: every probe once, then the budget derived from it. */
 #include "probe/probe.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -130,13 +131,6 @@ bool sp_sample_is_uma(const struct sp_sample *s)
 	return false;
 }
 
-static double clock_s(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static unsigned implausible(const struct sp_u64 *f)
 {
 	return f->why == SP_IMPLAUSIBLE;
@@ -167,8 +161,8 @@ static uint64_t warnings_total;
 
 void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 {
-	s->mono = clock_s(CLOCK_MONOTONIC);
-	s->wall = clock_s(CLOCK_REALTIME);
+	s->mono = sp_mono_now();
+	s->wall = sp_wall_now();
 	/* the GPU thread starts first and works while the files are read */
 	if (o->what & SP_READ_GPU)
 		sp_gpu_read_async();

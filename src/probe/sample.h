@@ -54,7 +54,6 @@ struct sp_meminfo {
 	enum sp_why why;     /* the file as a whole */
 };
 static inline bool sp_mi_has(const struct sp_meminfo *m, enum sp_mi k) { return (m->have >> k) & 1; }
-const char *sp_mi_name(enum sp_mi k); /* the /proc/meminfo key, "MemTotal" */
 
 /* ---- PSI ---------------------------------------------------------------- */
 enum sp_psi_res { SP_PSI_MEMORY, SP_PSI_CPU, SP_PSI_IO, SP_PSI_N };

@@ -33,7 +33,6 @@ void sp_paths_init(const char *procfs, const char *sysfs)
 }
 
 const char *sp_procfs(void) { return procfs_root; }
-const char *sp_sysfs(void) { return sysfs_root; }
 int sp_paths_is_fixture(void) { return moved; }
 
 static int vpath(char *out, size_t n, const char *root, const char *fmt, va_list ap)

@@ -7,7 +7,6 @@
 /* Set by --procfs/--sysfs, else SPARKOPS_PROCFS/SPARKOPS_SYSFS, else /proc and /sys. */
 void sp_paths_init(const char *procfs, const char *sysfs);
 const char *sp_procfs(void);
-const char *sp_sysfs(void);
 /* true when a root was moved away from the live machine */
 int sp_paths_is_fixture(void);
 

@@ -166,3 +166,62 @@ const char *sp_fmt_duration(char *buf, size_t n, double s)
 		snprintf(buf, n, "%lds", t);
 	return buf;
 }
+
+/* ---- bounded numbers -------------------------------------------------------- */
+
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+static int only_blanks_left(const char *end)
+{
+	while (*end == ' ' || *end == '\t' || *end == '\n')
+		end++;
+	return *end == 0;
+}
+
+int sp_parse_long_range(const char *s, long lo, long hi, long *out)
+{
+	if (!s)
+		return -EINVAL;
+	s = skip_blanks(s);
+	/* strtol would skip other white space and take a sign after it: refuse */
+	if (!*s || !(isdigit((unsigned char)*s) || *s == '-' || *s == '+'))
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || !only_blanks_left(end))
+		return -EINVAL;
+	if (errno == ERANGE || v < lo || v > hi)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int sp_parse_double_range(const char *s, double lo, double hi, double *out)
+{
+	if (!s)
+		return -EINVAL;
+	s = skip_blanks(s);
+	/* digits, a sign or a point first: no "nan", "inf" or hex through strtod */
+	if (!*s || !(isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.'))
+		return -EINVAL;
+	const char *p = s + (*s == '-' || *s == '+');
+	if (*p == '0' && (p[1] == 'x' || p[1] == 'X'))
+		return -EINVAL;
+	if (!(isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))))
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !only_blanks_left(end))
+		return -EINVAL;
+	if (errno == ERANGE || !isfinite(v) || v < lo || v > hi)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}

@@ -22,6 +22,15 @@ int sp_parse_count(const char *s, double *out);
 /* DURATION: "30" (seconds), "30s", "500ms", "5m", "2h", "1d", fractions allowed. -1 for garbage. */
 int sp_parse_duration(const char *s, double *seconds);
 
+/* Bounded numbers, for option values and fields: the whole string is one
+ * base-10 number (optional sign; blanks before and after are allowed, as in
+ * sp_parse_i64) and lo <= value <= hi. Returns 0 and sets *out, or -EINVAL
+ * (not a number: empty, garbage, trailing text) or -ERANGE (outside lo..hi,
+ * or beyond long); *out is left alone on failure. The double form also takes
+ * fractions and exponents ("1.5", "2e3") and refuses nan and inf. */
+int sp_parse_long_range(const char *s, long lo, long hi, long *out);
+int sp_parse_double_range(const char *s, double lo, double hi, double *out);
+
 /* "12.3 GiB" (always GiB, one decimal; "0.4 GiB" for small values) */
 const char *sp_fmt_gib(char *buf, size_t n, double bytes);
 /* Adaptive binary units: "512 KiB", "12.3 MiB", "4.0 GiB" */

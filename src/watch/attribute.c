@@ -10,13 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cause_names[SP_AC_N] = {
-	"thermal", "power_cap", "memory_pressure", "competing_process", "cpu_contention", "io_stall", "unknown",
+static const char *const cause_names[SP_CAUSE_N] = {
+	[SP_CAUSE_NONE] = "none",
+	[SP_CAUSE_THERMAL] = "thermal",
+	[SP_CAUSE_POWER_CAP] = "power_cap",
+	[SP_CAUSE_MEMORY_PRESSURE] = "memory_pressure",
+	[SP_CAUSE_CPU_CONTENTION] = "cpu_contention",
+	[SP_CAUSE_IO_CONTENTION] = "io_stall", /* the name the CSV log uses */
+	[SP_CAUSE_COMPETING_PROCESS] = "competing_process",
+	[SP_CAUSE_UNKNOWN] = "unknown",
 };
 
-const char *sp_attr_cause_name(enum sp_attr_cause c)
+const char *sp_cause_name(enum sp_cause c)
 {
-	return (unsigned)c < SP_AC_N ? cause_names[c] : "unknown";
+	return (unsigned)c < SP_CAUSE_N ? cause_names[c] : "unknown";
 }
 
 #define THERMAL_BITS (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN)
@@ -79,7 +86,7 @@ static bool grew(double ref, double now, double by)
 	return !isnan(ref) && !isnan(now) && now - ref > by;
 }
 
-enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
 			    char *ev, size_t evlen)
 {
 	ev[0] = 0;

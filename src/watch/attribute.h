@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "watch/cause.h"
+
 #define SP_ATTR_DEFAULT_WINDOW_S 300.0 /* --baseline-window */
 #define SP_ATTR_DEFAULT_SLOWDOWN_PCT 15.0 /* --slowdown */
 #define SP_ATTR_CONFIRM 3          /* consecutive samples below (or back above) */
@@ -21,11 +23,17 @@
 #define SP_ATTR_MAX_BASE 512
 #define SP_ATTR_PLATEAU_N 4        /* samples of flat power that make a plateau */
 
-enum sp_attr_cause {
-	SP_AC_THERMAL, SP_AC_POWER_CAP, SP_AC_MEMORY, SP_AC_COMPETING,
-	SP_AC_CPU, SP_AC_IO, SP_AC_UNKNOWN, SP_AC_N
-};
-const char *sp_attr_cause_name(enum sp_attr_cause c); /* "thermal", "power_cap", ... */
+/* The causes attribution names (enum sp_cause, watch/cause.h), by their
+ * short names here; it never names SP_CAUSE_NONE. */
+#define SP_AC_THERMAL SP_CAUSE_THERMAL
+#define SP_AC_POWER_CAP SP_CAUSE_POWER_CAP
+#define SP_AC_MEMORY SP_CAUSE_MEMORY_PRESSURE
+#define SP_AC_COMPETING SP_CAUSE_COMPETING_PROCESS
+#define SP_AC_CPU SP_CAUSE_CPU_CONTENTION
+#define SP_AC_IO SP_CAUSE_IO_CONTENTION
+#define SP_AC_UNKNOWN SP_CAUSE_UNKNOWN
+#define SP_AC_N SP_CAUSE_N
+#define sp_attr_cause_name sp_cause_name /* "thermal", "power_cap", ... */
 
 /* One sample's evidence. Every double is NAN when unknown. */
 struct sp_attr_obs {
@@ -57,7 +65,7 @@ struct sp_attr {
 	/* episode */
 	int below, above;         /* consecutive samples below / back above */
 	bool in_episode;
-	enum sp_attr_cause cause;
+	enum sp_cause cause;
 	double episode_start_t;
 	double drop_pct, last_rate;
 	char evidence[160];       /* "thermal reason sw_thermal_slowdown on; ..." */
@@ -80,7 +88,7 @@ void sp_attr_init(struct sp_attr *a, double window_s, double slowdown_pct);
 enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o);
 /* Judge a window (exposed for tests): ref = the last healthy sample, now = the
  * current one. Writes the evidence words to ev. */
-enum sp_attr_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
+enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
 			    char *ev, size_t evlen);
 void sp_attr_obs_clear(struct sp_attr_obs *o);
 #endif

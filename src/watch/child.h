@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "probe/jobtree.h" /* struct sp_tree, the scan, the kernel log's OOM record */
+
 struct sp_child {
 	pid_t pid;        /* the job */
 	pid_t relay;      /* the output relay */
@@ -23,35 +25,6 @@ struct sp_child {
  * command not found, -EACCES ...); nothing is left running then. */
 int sp_child_spawn(struct sp_child *c, char *const argv[], const sigset_t *orig_mask);
 
-/* The processes of a tree, from one pass over <proc>/[0-9]*\/stat (ppid and
- * rss fields). Fixed size: no heap per sample. */
-#define SP_TREE_MAX_SCAN 16384
-#define SP_TREE_MAX 1024
-struct sp_tree {
-	int n;
-	pid_t pids[SP_TREE_MAX];
-	uint64_t rss_bytes;      /* the sum over the tree */
-	bool truncated;          /* more processes than the buffers hold */
-	/* scratch */
-	int nscan;
-	pid_t spid[SP_TREE_MAX_SCAN], sppid[SP_TREE_MAX_SCAN];
-	uint64_t srss[SP_TREE_MAX_SCAN];
-};
-/* Collect root's descendants (and root itself when include_root), leaving out
- * `skip` and its descendants (skip 0: none). proc is the /proc to read (the
- * live one: the job runs here whatever --procfs says). Returns 0 or -errno. */
-int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_root, pid_t skip);
-/* Re-read the rss of the processes already in the tree (one stat read each),
- * dropping those that ended: the cheap sample between full scans. */
-void sp_tree_refresh(struct sp_tree *t, const char *proc);
-/* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
-int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages);
-/* Does this kernel log text say the OOM killer killed pid ("Out of memory:
- * Killed process 1234 (python) ...", the memory cgroup's variant too)? Pure. */
-bool sp_kmsg_oom_killed(const char *buf, size_t len, pid_t pid);
-/* Read what /dev/kmsg holds now (non-blocking; root or dmesg_restrict=0) and
- * look for pid's OOM kill: 1 yes, 0 no, -errno when unreadable. */
-int sp_kmsg_check_oom(pid_t pid);
 /* Send sig to every process of the tree; returns how many were signalled. */
 int sp_tree_signal(const struct sp_tree *t, int sig);
 #endif

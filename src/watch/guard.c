@@ -17,18 +17,6 @@ void sp_guard_init(struct sp_guard *g, const struct sp_guard_cfg *c)
 	g->lowest_free = INFINITY;
 }
 
-const char *sp_guard_action_name(enum sp_guard_act a)
-{
-	switch (a) {
-	case SP_GA_WARN: return "warn";
-	case SP_GA_RECOVERED: return "recovered";
-	case SP_GA_FLUSH: return "flush";
-	case SP_GA_TERM: return "term";
-	case SP_GA_KILL: return "kill";
-	default: return "none";
-	}
-}
-
 enum sp_guard_act sp_guard_step(struct sp_guard *g, double t, double free_bytes, double psi_full, bool job_alive)
 {
 	if (!isnan(free_bytes) && free_bytes < g->lowest_free)

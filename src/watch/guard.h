@@ -2,8 +2,8 @@
 /* The pool guard's decisions, pure (scripted time in tests): below the
  * free-memory floor (MemFree) or above the PSI memory `full` threshold it
  * warns, then flushes the page cache (when allowed and root), then stops the
- * job with SIGTERM, then SIGKILL after a grace period. The actions live in
- * cmd/run.c. Rules: docs/run.md "Guard". */
+ * job with SIGTERM, then SIGKILL after a grace period. The actions run on
+ * the guard thread of cmd/watchloop.c. Rules: docs/run.md "Guard". */
 #ifndef SP_GUARD_H
 #define SP_GUARD_H
 #include <stdbool.h>
@@ -43,5 +43,4 @@ enum sp_guard_act sp_guard_step(struct sp_guard *g, double t, double free_bytes,
 /* How long to sleep before the next look: short near the floor, so an
  * allocator taking SP_GUARD_FAST_RATE cannot cross it between two looks. */
 int sp_guard_sleep_ms(const struct sp_guard *g, double free_bytes);
-const char *sp_guard_action_name(enum sp_guard_act a); /* "warn", "flush", "term", "kill" */
 #endif

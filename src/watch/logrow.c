@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/logrow.h"
-#include "out/spark.h"
+#include "probe/spark.h"
 
 #include <ctype.h>
 #include <errno.h>

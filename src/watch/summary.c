@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/summary.h"
-#include "out/sample_json.h"
+#include "util/json.h"
 #include "util/units.h"
 
 #include <math.h>

@@ -21,11 +21,11 @@
 /* A run at 10 it/s that falls to 6 it/s at t=drop; tweak() adds evidence. */
 typedef void (*tweak_fn)(struct sp_attr_obs *o, double t, double drop);
 
-static enum sp_attr_cause script(tweak_fn tweak, int *start_at, int *end_at, bool recover)
+static enum sp_cause script(tweak_fn tweak, int *start_at, int *end_at, bool recover)
 {
 	struct sp_attr a;
 	sp_attr_init(&a, 10, 15);
-	enum sp_attr_cause cause = SP_AC_N;
+	enum sp_cause cause = SP_AC_N;
 	*start_at = *end_at = -1;
 	for (int t = 0; t < 60; t++) {
 		struct sp_attr_obs o;

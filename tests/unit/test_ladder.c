@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "ladder/ladder.h"
-#include "util/active.h"
+#include "probe/active.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "probe/probe.h"
-#include "util/harden.h"
+#include "probe/harden.h"
 #include "util/paths.h"
 
 #include "alloc_count.h"

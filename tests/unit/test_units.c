@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 
 #include "util/units.h"
 
@@ -80,6 +81,54 @@ static void formats(void **st)
 	assert_string_equal(sp_fmt_duration(b, sizeof b, 42), "42s");
 }
 
+static void bounded(void **st)
+{
+	(void)st;
+	long l = 77;
+	assert_int_equal(sp_parse_long_range("5", 1, 10, &l), 0);
+	assert_int_equal(l, 5);
+	assert_int_equal(sp_parse_long_range(" 10\n", 1, 10, &l), 0);
+	assert_int_equal(l, 10);
+	assert_int_equal(sp_parse_long_range("-3", -5, 0, &l), 0);
+	assert_int_equal(l, -3);
+	assert_int_equal(sp_parse_long_range("+1", 1, 1, &l), 0);
+	assert_int_equal(l, 1);
+	l = 77;
+	assert_int_equal(sp_parse_long_range("0", 1, 10, &l), -ERANGE);
+	assert_int_equal(sp_parse_long_range("11", 1, 10, &l), -ERANGE);
+	assert_int_equal(sp_parse_long_range("99999999999999999999999", 0, 10, &l), -ERANGE);
+	assert_int_equal(sp_parse_long_range("", 0, 10, &l), -EINVAL);
+	assert_int_equal(sp_parse_long_range("  ", 0, 10, &l), -EINVAL);
+	assert_int_equal(sp_parse_long_range("5x", 0, 10, &l), -EINVAL);
+	assert_int_equal(sp_parse_long_range("1.5", 0, 10, &l), -EINVAL);
+	assert_int_equal(sp_parse_long_range("x5", 0, 10, &l), -EINVAL);
+	assert_int_equal(sp_parse_long_range("\v5", 0, 10, &l), -EINVAL);
+	assert_int_equal(sp_parse_long_range(NULL, 0, 10, &l), -EINVAL);
+	assert_int_equal(l, 77); /* untouched on failure */
+
+	double d = 7;
+	assert_int_equal(sp_parse_double_range("1.5", 0, 10, &d), 0);
+	assert_true(d == 1.5);
+	assert_int_equal(sp_parse_double_range("2e3", 0, 1e4, &d), 0);
+	assert_true(d == 2000);
+	assert_int_equal(sp_parse_double_range(".5", 0, 1, &d), 0);
+	assert_true(d == 0.5);
+	assert_int_equal(sp_parse_double_range("-0.25 ", -1, 0, &d), 0);
+	assert_true(d == -0.25);
+	assert_int_equal(sp_parse_double_range("100", 0, 100, &d), 0);
+	d = 7;
+	assert_int_equal(sp_parse_double_range("100.01", 0, 100, &d), -ERANGE);
+	assert_int_equal(sp_parse_double_range("-1", 0, 100, &d), -ERANGE);
+	assert_int_equal(sp_parse_double_range("1e400", 0, 1e300, &d), -ERANGE);
+	assert_int_equal(sp_parse_double_range("nan", -1e9, 1e9, &d), -EINVAL);
+	assert_int_equal(sp_parse_double_range("inf", -1e9, 1e9, &d), -EINVAL);
+	assert_int_equal(sp_parse_double_range("0x10", 0, 100, &d), -EINVAL);
+	assert_int_equal(sp_parse_double_range("5%", 0, 100, &d), -EINVAL);
+	assert_int_equal(sp_parse_double_range(".", 0, 100, &d), -EINVAL);
+	assert_int_equal(sp_parse_double_range("", 0, 100, &d), -EINVAL);
+	assert_true(d == 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -87,6 +136,7 @@ int main(void)
 		cmocka_unit_test(counts),
 		cmocka_unit_test(durations),
 		cmocka_unit_test(formats),
+		cmocka_unit_test(bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

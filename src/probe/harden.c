@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "util/harden.h"
+#include "probe/harden.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"

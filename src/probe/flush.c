@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "ladder/flush.h"
+/* The page-cache flush. See flush.h. */
+#include "probe/flush.h"
 #include "probe/probe.h"
+#include "probe/sysctl.h"
 #include "util/fileio.h"
 #include "util/paths.h"
 
@@ -17,11 +19,10 @@ static uint64_t cache_of(const struct sp_meminfo *m)
 int sp_flush_page_cache(struct sp_flush_result *r)
 {
 	memset(r, 0, sizeof *r);
-	char path[4200];
-	if (sp_proc_path(path, sizeof path, "sys/vm/drop_caches") < 0)
+	if (sp_drop_caches_path(r->path, sizeof r->path) < 0)
 		return -ENAMETOOLONG;
 	/* open first: no permission means no action at all (not even the sync) */
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(r->path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	sp_meminfo_read(&r->before);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "util/active.h"
+#include "probe/active.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "out/spark.h"
+#include "probe/spark.h"
 
 #include <math.h>
 #include <string.h>

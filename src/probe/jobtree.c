@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/* The job's process tree and the kernel log's OOM-kill record. See jobtree.h. */
+#include "probe/jobtree.h"
+#include "util/dirscan.h"
+#include "util/fileio.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages)
+{
+	/* comm may hold spaces and ')': fields start after the last ')' */
+	const char *p = NULL;
+	for (size_t i = len; i > 0; i--)
+		if (buf[i - 1] == ')') {
+			p = buf + i;
+			break;
+		}
+	if (!p)
+		return -1;
+	const char *end = buf + len;
+	/* after ')': state(3) ppid(4) ... rss(24) */
+	int field = 2;
+	int64_t vppid = -1;
+	uint64_t vrss = 0;
+	bool have_rss = false;
+	while (p < end && field < 24) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p >= end)
+			break;
+		field++;
+		const char *q = p;
+		while (q < end && *q != ' ' && *q != '\n')
+			q++;
+		if (field == 4 || field == 24) {
+			uint64_t v = 0;
+			const char *d = p;
+			if (d < q && *d == '-')
+				return -1;
+			for (; d < q; d++) {
+				if (!isdigit((unsigned char)*d) || v > UINT64_MAX / 10 - 10)
+					return -1;
+				v = v * 10 + (uint64_t)(*d - '0');
+			}
+			if (q == p)
+				return -1;
+			if (field == 4)
+				vppid = (int64_t)(v > INT32_MAX ? -1 : (int64_t)v);
+			else {
+				vrss = v;
+				have_rss = true;
+			}
+		}
+		p = q;
+	}
+	if (vppid < 0 || !have_rss)
+		return -1;
+	*ppid = (pid_t)vppid;
+	*rss_pages = vrss;
+	return 0;
+}
+
+static bool is_num(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_root, pid_t skip)
+{
+	t->n = 0;
+	t->nscan = 0;
+	t->rss_bytes = 0;
+	t->truncated = false;
+	struct sp_dir d;
+	int r = sp_dir_open(&d, proc);
+	if (r < 0)
+		return r;
+	const char *name;
+	char path[512], buf[1024];
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t root_rss = 0;
+	bool root_seen = false;
+	while ((name = sp_dir_next(&d))) {
+		if (!is_num(name))
+			continue;
+		snprintf(path, sizeof path, "%s/%s/stat", proc, name);
+		size_t len;
+		if (sp_read_file(path, buf, sizeof buf, &len) < 0)
+			continue;
+		pid_t pp;
+		uint64_t rss;
+		if (sp_stat_parse(buf, len, &pp, &rss) < 0)
+			continue;
+		pid_t pid = (pid_t)strtol(name, NULL, 10); /* all digits: checked above */
+		if (pid == root) {
+			root_seen = true;
+			root_rss = rss;
+			continue;
+		}
+		if (t->nscan >= SP_TREE_MAX_SCAN) {
+			t->truncated = true;
+			continue;
+		}
+		t->spid[t->nscan] = pid;
+		t->sppid[t->nscan] = pp;
+		t->srss[t->nscan] = rss;
+		t->nscan++;
+	}
+	sp_dir_close(&d);
+	if (include_root) {
+		if (!root_seen)
+			return -ESRCH;
+		t->pids[t->n++] = root;
+		t->rss_bytes += root_rss * page;
+	}
+	/* breadth first: add every scanned process whose parent is in the set */
+	for (int head = include_root ? 0 : -1;; head++) {
+		pid_t parent = head < 0 ? root : head < t->n ? t->pids[head] : 0;
+		if (!parent)
+			break;
+		for (int i = 0; i < t->nscan; i++) {
+			if (t->sppid[i] != parent || t->spid[i] == skip || t->spid[i] == 0)
+				continue;
+			if (t->n >= SP_TREE_MAX) {
+				t->truncated = true;
+				break;
+			}
+			t->pids[t->n++] = t->spid[i];
+			t->rss_bytes += t->srss[i] * page;
+			t->spid[i] = 0; /* taken */
+		}
+	}
+	return 0;
+}
+
+void sp_tree_refresh(struct sp_tree *t, const char *proc)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char path[512], buf[1024];
+	int k = 0;
+	t->rss_bytes = 0;
+	for (int i = 0; i < t->n; i++) {
+		snprintf(path, sizeof path, "%s/%d/stat", proc, (int)t->pids[i]);
+		size_t len;
+		pid_t pp;
+		uint64_t rss;
+		if (sp_read_file(path, buf, sizeof buf, &len) < 0 || sp_stat_parse(buf, len, &pp, &rss) < 0)
+			continue; /* it ended */
+		t->pids[k++] = t->pids[i];
+		t->rss_bytes += rss * page;
+	}
+	t->n = k;
+}
+
+bool sp_kmsg_oom_killed(const char *buf, size_t len, pid_t pid)
+{
+	static const char key[] = "Killed process ";
+	const size_t kl = sizeof key - 1;
+	char want[32];
+	int wl = snprintf(want, sizeof want, "%d (", (int)pid);
+	for (size_t i = 0; i + kl + (size_t)wl <= len; i++) {
+		if (memcmp(buf + i, key, kl) == 0 && memcmp(buf + i + kl, want, (size_t)wl) == 0)
+			return true;
+	}
+	return false;
+}
+
+int sp_kmsg_check_oom(pid_t pid)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char rec[8192];
+	int found = 0;
+	/* one record per read; stop at the end of the buffer (EAGAIN), bounded */
+	for (int n = 0; n < 100000; n++) {
+		ssize_t r = read(fd, rec, sizeof rec);
+		if (r < 0) {
+			if (errno == EPIPE)
+				continue; /* overwritten records: go on */
+			break;
+		}
+		if (r == 0)
+			break;
+		if (sp_kmsg_oom_killed(rec, (size_t)r, pid)) {
+			found = 1;
+			break;
+		}
+	}
+	close(fd);
+	return found;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The job's processes, read from the live proc tree, and the kernel log's
+ * OOM-kill record: the reads run/watch make about the job it follows. */
+#ifndef SP_JOBTREE_H
+#define SP_JOBTREE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The live proc root: the job runs on this machine, whatever --procfs says. */
+#define SP_LIVE_PROC "/proc"
+
+/* The processes of a tree, from one pass over <proc>/[0-9]*\/stat (ppid and
+ * rss fields). Fixed size: no heap per sample. */
+#define SP_TREE_MAX_SCAN 16384
+#define SP_TREE_MAX 1024
+struct sp_tree {
+	int n;
+	pid_t pids[SP_TREE_MAX];
+	uint64_t rss_bytes;      /* the sum over the tree */
+	bool truncated;          /* more processes than the buffers hold */
+	/* scratch */
+	int nscan;
+	pid_t spid[SP_TREE_MAX_SCAN], sppid[SP_TREE_MAX_SCAN];
+	uint64_t srss[SP_TREE_MAX_SCAN];
+};
+/* Collect root's descendants (and root itself when include_root), leaving out
+ * `skip` and its descendants (skip 0: none). proc is the proc root to read
+ * (SP_LIVE_PROC: the job runs here whatever --procfs says). Returns 0 or -errno. */
+int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_root, pid_t skip);
+/* Re-read the rss of the processes already in the tree (one stat read each),
+ * dropping those that ended: the cheap sample between full scans. */
+void sp_tree_refresh(struct sp_tree *t, const char *proc);
+/* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
+int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages);
+/* Does this kernel log text say the OOM killer killed pid ("Out of memory:
+ * Killed process 1234 (python) ...", the memory cgroup's variant too)? Pure. */
+bool sp_kmsg_oom_killed(const char *buf, size_t len, pid_t pid);
+/* Read what /dev/kmsg holds now (non-blocking; root or dmesg_restrict=0) and
+ * look for pid's OOM kill: 1 yes, 0 no, -errno when unreadable. */
+int sp_kmsg_check_oom(pid_t pid);
+#endif
