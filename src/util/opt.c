@@ -26,7 +26,7 @@ static const struct sp_option common_opts[] = {
 	SP_OPT_FLAG('h', "help", NULL, "this help"),
 	/* every option of the table, for the docs test and shell completion
 	 * (git's --git-completion-helper) */
-	{ .kind = SP_OPTK_FLAG, .long_name = "list-options", .ival = 1, .flags = SP_OPTF_HIDDEN },
+	{ .kind = SP_OPTK_FLAG, .long_name = "sparkops-options", .ival = 1, .flags = SP_OPTF_HIDDEN },
 	SP_OPT_END(),
 };
 
@@ -238,7 +238,7 @@ int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, 
 		if (idx < 0)
 			return fail(err, errlen, "unknown option '%s'", arg);
 		const struct sp_option *o = all[idx];
-		if (o->kind == SP_OPTK_FLAG && !o->target) /* -h, --help; --list-options */
+		if (o->kind == SP_OPTK_FLAG && !o->target) /* -h, --help; --sparkops-options */
 			return o->ival ? -3 : -1;
 		char why[256];
 		const char *bad = apply(o, optarg, why, sizeof why);

@@ -95,12 +95,14 @@ struct sp_cmdspec {
 
 /* Parse argv[1..] against opts (plus --procfs, --sysfs, -h/--help). Returns
  * the index of the first operand; -1 when --help (or the hidden
- * --list-options) was asked for and printed (the command returns 0). A bad option or value prints one line naming it,
- * then "see 'sparkops CMD --help'", and exits 2. */
+ * --sparkops-options, named so that no abbreviation of a real option
+ * becomes ambiguous) was asked for and printed (the command returns 0). A
+ * bad option or value prints one line naming it, then "see 'sparkops CMD
+ * --help'", and exits 2. */
 int sp_opt_parse(const struct sp_cmdspec *spec, const struct sp_option *opts, int argc, char **argv);
 
 /* The same without printing or exiting, for tests: returns the first
- * operand's index, -1 for --help, -3 for --list-options, or -2 with the
+ * operand's index, -1 for --help, -3 for --sparkops-options, or -2 with the
  * one-line error in err. */
 int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, int argc, char **argv,
 		   char *err, size_t errlen);

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +25,11 @@ struct col { // NOLINT(clang-analyzer-optin.performance.Padding): a small static
 #define BYTES 0, 0x1p56 /* 64 PiB */
 #define PCT 0, 100
 #define TEMP -60, 200   /* the probes' own bounds for a die */
-#define WATTS 0, 1e5
-#define MHZ 0, 1e5
-#define SECONDS 0, 1e10
-#define RATE 0, 1e15
+#define ANY -DBL_MAX, DBL_MAX /* power, clocks, seconds, rates: any finite number */
+#define WATTS ANY
+#define MHZ ANY
+#define SECONDS ANY
+#define RATE ANY
 static const struct col cols[] = {
 	{ "time", K_TIME, 0, 0, 0, 0 },
 	{ "unix_time", K_UNIX, 0, 0, 0, 0 },

@@ -136,7 +136,7 @@ static void help(void **st)
 	(void)st;
 	assert_int_equal(parse("--help", NULL), -1);
 	assert_int_equal(parse("-h", "--bogus", NULL), -1);
-	assert_int_equal(parse("--list-options", NULL), -3);
+	assert_int_equal(parse("--sparkops-options", NULL), -3);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -148,7 +148,7 @@ static void help(void **st)
 	assert_non_null(strstr(buf, "      --name S         a name that is long enough to need\n"
 				    "                       a second line\n"));
 	assert_non_null(strstr(buf, "      --procfs DIR     read /proc from DIR"));
-	assert_null(strstr(buf, "list-options"));
+	assert_null(strstr(buf, "sparkops-options"));
 	assert_non_null(strstr(buf, "  -h, --help           this help\n\nexit: 0\n"));
 	free(buf);
 	f = open_memstream(&buf, &len);
