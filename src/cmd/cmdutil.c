@@ -13,7 +13,8 @@
 
 void sp_opt_begin(void)
 {
-	optind = 1;
+	/* 0: getopt rereads the optstring (the top level's '+' does not stay) */
+	optind = 0;
 	opterr = 0;
 }
 

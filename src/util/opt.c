@@ -208,7 +208,9 @@ int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, 
 	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns] = '\0';
 
-	optind = 1;
+	/* 0, not 1: glibc and musl then reread the optstring, so a '+' of an
+	 * earlier parse (the top level stops at the command) does not stay */
+	optind = 0;
 	opterr = 0;
 	int c, idx;
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
