@@ -243,3 +243,41 @@ static int try_method(const struct sp_model_shape *m, const struct sp_plan_opts 
 						 : "NF4 base under LoRA (its dequantization buffers are transient: keep headroom)",
 			  a);
 }
+
+/* ---- the budget and the whole judgement ---------------------------------------------- */
+
+void sp_budget_less_cohosts(struct sp_plan_budget *b, const struct sp_cohost *c, int n)
+{
+	b->cohost_bytes = 0;
+	for (int i = 0; i < n; i++)
+		b->cohost_bytes += sp_cohost_bytes(&c[i], b->pool_total);
+	b->bytes = b->cohost_bytes >= b->raw_bytes ? 0 : b->raw_bytes - b->cohost_bytes;
+	if (b->after_flush)
+		b->after_flush = b->cohost_bytes >= b->after_flush ? 0 : b->after_flush - b->cohost_bytes;
+}
+
+uint64_t sp_model_state_bytes(const struct sp_footprint *f)
+{
+	return f->term[SP_T_WEIGHTS] + f->term[SP_T_KBIT_UPCAST] + f->term[SP_T_ADAPTER] + f->term[SP_T_GRADIENTS] +
+	       f->term[SP_T_OPTIMIZER] + f->term[SP_T_MASTER];
+}
+
+void sp_plan_judge(const struct sp_model_shape *m, const struct sp_plan_opts *o, const struct sp_footprint *f,
+		   const struct sp_plan_budget *b, struct sp_judgement *j)
+{
+	memset(j, 0, sizeof *j);
+	j->need = sp_need(f);
+	j->verdict = sp_judge(j->need, b->bytes);
+	j->host_short = !b->uma && b->host_bytes && f->host_bytes > b->host_bytes;
+	if (j->host_short)
+		j->verdict = SP_NO;
+	j->anchor = sp_anchor_nearest(m, o);
+	j->far = sp_anchor_far(j->anchor, o, f->params, f->peak_bytes, sp_model_state_bytes(f));
+	if (j->verdict == SP_FITS)
+		return;
+	/* the ladder: a flush first, then the concurrent workloads, then the job */
+	j->flush_fits = b->after_flush && sp_judge(j->need, b->after_flush) == SP_FITS;
+	j->cohost_fits = !j->flush_fits && b->cohost_bytes && sp_judge(j->need, b->raw_bytes) == SP_FITS;
+	/* when a flush or the servers are enough and nothing else fits, that is the advice */
+	j->have_advice = sp_fit_search(m, o, b->bytes, &j->advice) || !(j->flush_fits || j->cohost_fits);
+}

@@ -22,6 +22,22 @@ int sp_cohost_parse(const char *buf, size_t len, struct sp_cohost *c, char *err,
 /* bytes the server keeps out of a pool of pool_total bytes */
 uint64_t sp_cohost_bytes(const struct sp_cohost *c, uint64_t pool_total);
 
+/* ---- the budget a plan is judged against ---------------------------------------- */
+struct sp_plan_budget {
+	uint64_t bytes;          /* what the job can count on (device side on discrete) */
+	uint64_t raw_bytes;      /* before the co-hosted servers */
+	uint64_t after_flush;    /* live: plus what a cache flush returns (0: unknown) */
+	uint64_t host_bytes;     /* discrete: system memory for the host side (0: unknown) */
+	uint64_t pool_total;     /* what vllm:FRACTION is a share of */
+	uint64_t cohost_bytes;   /* what the co-hosted servers keep */
+	const char *source;      /* "live", "--budget" */
+	bool uma;                /* one pool for CPU and GPU */
+	const char *uma_source;  /* "--uma", "detected from the GPU", "no GPU found: system memory" */
+};
+/* Take n co-hosted servers (ollama files already sized) out of b: sets
+ * cohost_bytes, and bytes and after_flush less it (never below 0). */
+void sp_budget_less_cohosts(struct sp_plan_budget *b, const struct sp_cohost *c, int n);
+
 /* ---- the verdict ------------------------------------------------------------ */
 enum sp_verdict { SP_FITS, SP_TIGHT, SP_NO };
 const char *sp_verdict_name(enum sp_verdict v); /* "fits" "tight" "no" */
@@ -65,4 +81,23 @@ struct sp_advice {
  * smaller model or two Sparks. Writes the first change that fits into *a;
  * returns 1 when one was found, 0 when only "smaller model" is left. */
 int sp_fit_search(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, struct sp_advice *a);
+
+/* ---- the whole judgement of one plan ----------------------------------------------- */
+struct sp_judgement {
+	uint64_t need;                  /* sp_need */
+	enum sp_verdict verdict;
+	bool host_short;                /* discrete: the host side exceeds system memory (verdict no) */
+	const struct sp_anchor *anchor; /* the nearest anchor, or NULL */
+	bool far;                       /* sp_anchor_far */
+	/* when it is not "fits", the ladder: a flush first, then the co-hosted
+	 * servers, then the job's own settings (advice) */
+	bool flush_fits, cohost_fits, have_advice;
+	struct sp_advice advice;
+};
+/* The model state an anchor speaks of: weights, k-bit upcast, adapter,
+ * gradients, optimizer state, master weights. */
+uint64_t sp_model_state_bytes(const struct sp_footprint *f);
+/* The verdict of footprint f (of m with o) against b, the anchor and the advice. */
+void sp_plan_judge(const struct sp_model_shape *m, const struct sp_plan_opts *o, const struct sp_footprint *f,
+		   const struct sp_plan_budget *b, struct sp_judgement *j);
 #endif

@@ -136,6 +136,62 @@ static void fit_order(void **st)
 	assert_string_equal(a.rung, "quant");
 }
 
+/* the co-hosted servers come out of the budget and of what a flush would give */
+static void budget_cohosts(void **st)
+{
+	(void)st;
+	struct sp_cohost c[2];
+	assert_int_equal(parse("vllm:0.5", &c[0]), 0);
+	assert_int_equal(parse("ollama:10GiB", &c[1]), 0);
+	struct sp_plan_budget b = { .raw_bytes = 100 * GiB, .after_flush = 110 * GiB, .pool_total = 100 * GiB };
+	sp_budget_less_cohosts(&b, c, 2);
+	assert_true(b.cohost_bytes == 60 * GiB);
+	assert_true(b.bytes == 40 * GiB && b.raw_bytes == 100 * GiB);
+	assert_true(b.after_flush == 50 * GiB);
+	/* never below 0; an unknown flush stays unknown */
+	b = (struct sp_plan_budget){ .raw_bytes = 50 * GiB, .pool_total = 200 * GiB };
+	sp_budget_less_cohosts(&b, c, 2);
+	assert_true(b.bytes == 0 && b.after_flush == 0);
+	sp_budget_less_cohosts(&b, c, 0);
+	assert_true(b.cohost_bytes == 0 && b.bytes == 50 * GiB);
+}
+
+/* the whole judgement: verdict, host side, the ladder's first rungs */
+static void judge_plan(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	o.uma = true;
+	struct sp_footprint f;
+	sp_footprint_compute(&l8, &o, &f);
+	struct sp_judgement j;
+	struct sp_plan_budget b = { .bytes = 100 * GiB, .raw_bytes = 100 * GiB, .uma = true };
+	sp_plan_judge(&l8, &o, &f, &b, &j);
+	assert_int_equal(j.verdict, SP_FITS);
+	assert_true(j.need == sp_need(&f));
+	assert_false(j.flush_fits || j.cohost_fits || j.have_advice);
+	assert_true(sp_model_state_bytes(&f) == f.term[SP_T_WEIGHTS] + f.term[SP_T_KBIT_UPCAST] +
+							   f.term[SP_T_ADAPTER] + f.term[SP_T_GRADIENTS] +
+							   f.term[SP_T_OPTIMIZER] + f.term[SP_T_MASTER]);
+	/* short, but a flush returns enough: the flush is named, nothing else */
+	b = (struct sp_plan_budget){ .bytes = j.need / 2, .raw_bytes = j.need / 2, .after_flush = 100 * GiB, .uma = true };
+	sp_plan_judge(&l8, &o, &f, &b, &j);
+	assert_int_equal(j.verdict, SP_NO);
+	assert_true(j.flush_fits && !j.cohost_fits);
+	/* short because of the co-hosted servers: they come before the job's settings */
+	b = (struct sp_plan_budget){ .bytes = j.need / 2, .raw_bytes = 100 * GiB, .cohost_bytes = 60 * GiB, .uma = true };
+	sp_plan_judge(&l8, &o, &f, &b, &j);
+	assert_true(!j.flush_fits && j.cohost_fits);
+	/* discrete: the device fits, the host side does not */
+	o.uma = false;
+	sp_footprint_compute(&l8, &o, &f);
+	b = (struct sp_plan_budget){ .bytes = 100 * GiB, .raw_bytes = 100 * GiB, .host_bytes = 1 * GiB };
+	sp_plan_judge(&l8, &o, &f, &b, &j);
+	assert_true(j.host_short);
+	assert_int_equal(j.verdict, SP_NO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +199,8 @@ int main(void)
 		cmocka_unit_test(verdict),
 		cmocka_unit_test(anchors),
 		cmocka_unit_test(fit_order),
+		cmocka_unit_test(budget_cohosts),
+		cmocka_unit_test(judge_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
