@@ -321,9 +321,22 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 
 /* ---- render: JSON ----------------------------------------------------------------------- */
 
+/* a whole number; one past int64 (a config of 1e8 everywhere) stays a real
+ * number rather than wrapping to -9223372036854775808 */
 static json_t *jnum(double v)
 {
+	if (!isfinite(v))
+		return json_null();
+	if (fabs(v) >= 9.2e18)
+		return json_real(v);
 	return json_integer((json_int_t)llround(v));
+}
+
+static const char *saturated_what(const struct sp_footprint *f)
+{
+	if (!f->saturated)
+		return NULL;
+	return f->saturated <= SP_T_N ? sp_term_key((enum sp_term)(f->saturated - 1)) : "load";
 }
 
 static json_t *jbytes(uint64_t v)
@@ -471,6 +484,8 @@ static void render_json(const struct plan *pl)
 	json_object_set_new(root, "anchor", json_anchor(j));
 	json_object_set_new(root, "advice", json_advice(j));
 	json_object_set_new(root, "note", pl->f.note[0] ? json_string(pl->f.note) : json_null());
+	const char *sat = saturated_what(&pl->f);
+	json_object_set_new(root, "saturated_term", sat ? json_string(sat) : json_null());
 	sp_json_print(stdout, root);
 	json_decref(root);
 }
@@ -590,6 +605,9 @@ static void print_verdict(const struct plan *pl, const struct style *st)
 	if (j->verdict == SP_TIGHT)
 		printf(" (less than %s of headroom)", sp_fmt_gib(g1, sizeof g1, (double)sp_tight_margin(j->need)));
 	printf("  needs %s of %s\n", sp_fmt_gib(g1, sizeof g1, (double)j->need), sp_fmt_gib(g2, sizeof g2, (double)b->bytes));
+	if (saturated_what(&pl->f))
+		printf("why: the %s term is beyond any machine (over 4 EiB: the arithmetic stops there), so no budget fits this job as given\n",
+		       saturated_what(&pl->f));
 	if (j->flush_fits)
 		printf("advice: flush the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches, root): the budget becomes %s\n",
 		       sp_fmt_gib(g1, sizeof g1, (double)b->after_flush));
