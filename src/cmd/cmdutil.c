@@ -13,7 +13,7 @@
 
 void sp_opt_begin(void)
 {
-	optind = 1;
+	optind = 0; /* glibc starts afresh (see util/opt.c) */
 	opterr = 0;
 }
 

@@ -15,7 +15,7 @@
 /* The optstring for commands whose only short option is -h. */
 #define SP_OPTSTRING ":h"
 
-/* Sets opterr = 0 and optind = 1: call before the getopt_long loop. */
+/* Sets opterr = 0 and optind = 0 (a fresh start): call before the getopt_long loop. */
 void sp_opt_begin(void);
 /* getopt_long returned ':' (a value missing) or '?' (an unknown option, or
  * a value given to one that takes none): "option '--x' needs a value",

@@ -208,7 +208,10 @@ int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, 
 	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns] = '\0';
 
-	optind = 1;
+	/* 0, not 1: glibc then starts afresh, ordering included; with 1 it keeps
+	 * the '+' (stop at the first operand) of the top level's parse, and a
+	 * command's options after its operand ("report LOG --json") go unread */
+	optind = 0;
 	opterr = 0;
 	int c, idx;
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
