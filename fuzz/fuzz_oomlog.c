@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer harness for the ladder's log classifier: the first byte picks a
  * chunk size, the rest is fed in chunks of that size (any split must be
- * safe). The answer must be one of the known kinds and phases. */
+ * safe). The answer must be one of the known kinds and phases, and the
+ * ladder's decision from it must hold together. */
+#include "ladder/decide.h"
 #include "ladder/oomlog.h"
 
 #include <stddef.h>
@@ -31,5 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (const char *c = p.evidence; *c; c++)
 		if (*c < 0x20 || *c > 0x7e)
 			abort();
+
+	static struct sp_sample s;
+	static struct sp_ladder_decision d;
+	struct sp_ladder_in in = { &p, &s, { .tried = chunk & 0x1e, .proposed = (int)(chunk % 5), .log_sig = 1 }, 0, false };
+	sp_ladder_decide(&in, &d);
+	if (d.kind != p.kind || d.st.log_sig != p.sig || d.st.proposed != d.next || d.next != sp_ladder_next(d.st.tried))
+		abort();
+	if (d.counted_tried && (d.kind == SP_OOM_UNKNOWN || (chunk & 0x1e) >> d.counted_tried & 1))
+		abort();
 	return 0;
 }

@@ -33,25 +33,6 @@ void sp_opt_bad(const char *cmd, int c, char **argv)
 	sp_usage_error(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
 }
 
-int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro)
-{
-	switch (c) {
-	case SP_OPT_RESERVE:
-		if (sp_parse_size(arg, &ro->reserve) < 0)
-			sp_usage_error(cmd, "--reserve: '%s' is not a size (e.g. 4GiB, 512M)", arg);
-		return 1;
-	case SP_OPT_MIN_RSS:
-		if (sp_parse_size(arg, &ro->proc_min_rss) < 0)
-			sp_usage_error(cmd, "--min-rss: '%s' is not a size", arg);
-		return 1;
-	case SP_OPT_NO_PROCESSES:
-		ro->what &= ~(unsigned)SP_READ_PROCS;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 const char *sp_opt_no_processes(void *ro, const char *unused)
 {
 	(void)unused;

@@ -22,12 +22,6 @@ void sp_opt_begin(void);
  * "option '--x' takes no value", "unknown option '--x'", then exit 2. */
 void sp_opt_bad(const char *cmd, int c, char **argv) __attribute__((noreturn));
 
-/* Long options for the reading options; their codes clash with nothing. */
-enum { SP_OPT_RESERVE = 1101, SP_OPT_MIN_RSS, SP_OPT_NO_PROCESSES };
-#define SP_READ_LONGOPTS                                             \
-	{ "reserve", required_argument, NULL, SP_OPT_RESERVE },      \
-	{ "min-rss", required_argument, NULL, SP_OPT_MIN_RSS },      \
-	{ "no-processes", no_argument, NULL, SP_OPT_NO_PROCESSES }
 /* The reading options as option-table entries (util/opt.h), into *ro:
  * --reserve SIZE, --min-rss SIZE, --no-processes. */
 const char *sp_opt_no_processes(void *ro, const char *unused);
@@ -37,10 +31,6 @@ const char *sp_opt_no_processes(void *ro, const char *unused);
 		    "also list unrecognised processes above SIZE (default 2GiB)"),                       \
 	SP_OPT_CALLBACK_NOARG("no-processes", (ro), sp_opt_no_processes,                                 \
 			      "skip the scan of /proc for servers and trainers")
-
-/* Handle a reading option into ro (a bad value is a usage error of cmd);
- * returns 1 when c was one. */
-int sp_read_opt(const char *cmd, int c, const char *arg, struct sp_read_opts *ro);
 
 /* Read fd to its end in 64 KiB chunks (EINTR retried), handing each chunk to
  * feed, which returns non-zero to stop early: the one read loop of the

@@ -8,6 +8,7 @@
 #include "probe/probe.h"
 #include "util/fileio.h"
 #include "util/msg.h"
+#include "util/opt.h"
 #include "util/units.h"
 
 #include <errno.h>
@@ -18,26 +19,60 @@
 #include <string.h>
 #include <time.h>
 
-static const char help[] =
-	"usage: sparkops metrics [--textfile DIR [--interval DURATION]] [--reserve SIZE]\n"
-	"\n"
-	"The readings of 'sparkops status' in the Prometheus text format (0.0.4):\n"
-	"pool, budget, cgroup, PSI, thermal zones, hwmon, GB10 power limits, GPUs\n"
-	"(clocks event reasons as labels) and competing processes. Unknown readings\n"
-	"are left out, never written as 0.\n"
-	"\n"
-	"options:\n"
-	"      --textfile DIR   write DIR/sparkops.prom atomically (node_exporter's textfile\n"
-	"                       collector) instead of printing to stdout\n"
-	"      --interval DURATION  with --textfile: write again every DURATION (e.g. 15s)\n"
-	"                       until SIGINT or SIGTERM\n"
-	"      --reserve SIZE   memory kept back for the OS and driver (default 4GiB)\n"
-	"      --min-rss SIZE   also export unrecognised processes above SIZE (default 2GiB)\n"
-	"      --no-processes   skip the scan of /proc for servers and trainers (the costliest\n"
-	"                       reading on a busy machine; the process series are left out)\n"
-	SP_COMMON_HELP
-	"\n"
-	"exit: 0 ok (also after SIGINT/SIGTERM), 2 usage error, 5 the output could not be written\n";
+static const struct sp_cmdspec spec = {
+	.name = "metrics",
+	.usage = "usage: sparkops metrics [--textfile DIR [--interval DURATION]] [--reserve SIZE]\n"
+		 "\n"
+		 "The readings of 'sparkops status' in the Prometheus text format (0.0.4):\n"
+		 "pool, budget, cgroup, PSI, thermal zones, hwmon, GB10 power limits, GPUs\n"
+		 "(clocks event reasons as labels) and competing processes. Unknown readings\n"
+		 "are left out, never written as 0.\n"
+		 "\n",
+	.tail = "exit: 0 ok (also after SIGINT/SIGTERM), 2 usage error, 5 the output could not be written\n",
+};
+
+struct metrics_opts {
+	struct sp_read_opts ro;
+	const char *dir;      /* --textfile, NULL: stdout */
+	double interval;      /* 0: once */
+	char path[PATH_MAX];  /* DIR/sparkops.prom */
+};
+
+/* 1: parsed, 0: --help was printed */
+static int parse_opts(int argc, char **argv, struct metrics_opts *o)
+{
+	sp_read_opts_init(&o->ro);
+	o->dir = NULL;
+	o->interval = 0;
+	const struct sp_option table[] = {
+		SP_OPT_GROUP("options:"),
+		SP_OPT_STRING("textfile", &o->dir, "DIR",
+			      "write DIR/sparkops.prom atomically (node_exporter's textfile\n"
+			      "collector) instead of printing to stdout"),
+		SP_OPT_DURATION("interval", &o->interval, "DURATION", 0.1, 86400, 0,
+				"with --textfile: write again every DURATION (e.g. 15s)\n"
+				"until SIGINT or SIGTERM"),
+		SP_OPT_SIZE("reserve", &o->ro.reserve, "SIZE", "memory kept back for the OS and driver (default 4GiB)"),
+		SP_OPT_SIZE("min-rss", &o->ro.proc_min_rss, "SIZE",
+			    "also export unrecognised processes above SIZE (default 2GiB)"),
+		SP_OPT_CALLBACK_NOARG("no-processes", &o->ro, sp_opt_no_processes,
+				      "skip the scan of /proc for servers and trainers (the costliest\n"
+				      "reading on a busy machine; the process series are left out)"),
+		SP_OPT_END(),
+	};
+	int i = sp_opt_parse(&spec, table, argc, argv);
+	if (i < 0)
+		return 0;
+	if (i < argc)
+		sp_usage_error("metrics", "unexpected argument '%s'", argv[i]);
+	if (o->interval > 0 && !o->dir)
+		sp_usage_error("metrics", "--interval needs --textfile DIR");
+	if (o->dir && !o->dir[0])
+		sp_usage_error("metrics", "--textfile: an empty folder name");
+	if (o->dir && snprintf(o->path, sizeof o->path, "%s/sparkops.prom", o->dir) >= (int)sizeof o->path)
+		sp_usage_error("metrics", "--textfile: '%s' is too long", o->dir);
+	return 1;
+}
 
 /* Read the machine and render; the buffer grows only when an exposition outgrows it. */
 static size_t collect(struct sp_sample *s, const struct sp_read_opts *ro, char **buf, size_t *cap)
@@ -56,63 +91,11 @@ static size_t collect(struct sp_sample *s, const struct sp_read_opts *ro, char *
 	}
 }
 
-int cmd_metrics(int argc, char **argv)
+/* Write DIR/sparkops.prom, again every --interval; SIGINT/SIGTERM end the
+ * loop between two writes, never inside one. */
+static int textfile_loop(const struct metrics_opts *o, struct sp_sample *s, char **buf, size_t *cap)
 {
-	static const struct option opts[] = {
-		{ "textfile", required_argument, NULL, 't' },
-		{ "interval", required_argument, NULL, 'i' },
-		SP_READ_LONGOPTS,
-		SP_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct sp_read_opts ro;
-	sp_read_opts_init(&ro);
-	const char *dir = NULL;
-	double interval = 0;
-	int c;
-	sp_opt_begin();
-	while ((c = getopt_long(argc, argv, SP_OPTSTRING, opts, NULL)) != -1) {
-		if (sp_common_opt(c, optarg) || sp_read_opt("metrics", c, optarg, &ro))
-			continue;
-		switch (c) {
-		case 't':
-			dir = optarg;
-			break;
-		case 'i':
-			if (sp_parse_duration(optarg, &interval) < 0 || interval < 0.1 || interval > 86400)
-				sp_usage_error("metrics", "--interval: '%s' is not a duration between 0.1s and 1d", optarg);
-			break;
-		case 'h':
-			return sp_print_help(help);
-		default:
-			sp_opt_bad("metrics", c, argv);
-		}
-	}
-	if (optind < argc)
-		sp_usage_error("metrics", "unexpected argument '%s'", argv[optind]);
-	if (interval > 0 && !dir)
-		sp_usage_error("metrics", "--interval needs --textfile DIR");
-	if (dir && !dir[0])
-		sp_usage_error("metrics", "--textfile: an empty folder name");
-
-	char path[PATH_MAX];
-	if (dir && snprintf(path, sizeof path, "%s/sparkops.prom", dir) >= (int)sizeof path)
-		sp_usage_error("metrics", "--textfile: '%s' is too long", dir);
-
-	struct sp_sample *s = calloc(1, sizeof *s);
-	size_t cap = (size_t)128 * 1024;
-	char *buf = malloc(cap);
-	if (!s || !buf)
-		sp_die(SP_EXIT_IO, "out of memory");
-
 	int rc = SP_EXIT_OK;
-	if (!dir) {
-		size_t n = collect(s, &ro, &buf, &cap);
-		fwrite(buf, 1, n, stdout);
-		goto out;
-	}
-
-	/* SIGINT/SIGTERM end the loop between two writes, never inside one */
 	sigset_t stop, old;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
@@ -120,19 +103,19 @@ int cmd_metrics(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &stop, &old);
 	for (unsigned long round = 0;; round++) {
 		double t0 = sp_mono_now();
-		size_t n = collect(s, &ro, &buf, &cap);
-		int e = sp_write_atomic(path, buf, n, 0644);
+		size_t n = collect(s, &o->ro, buf, cap);
+		int e = sp_write_atomic(o->path, *buf, n, 0644);
 		if (e < 0) {
 			if (round == 0) {
-				sp_error("'%s': cannot write: %s", path, strerror(-e));
+				sp_error("'%s': cannot write: %s", o->path, strerror(-e));
 				rc = SP_EXIT_IO;
 				break;
 			}
-			sp_warn("'%s': cannot write: %s (trying again in %gs)", path, strerror(-e), interval);
+			sp_warn("'%s': cannot write: %s (trying again in %gs)", o->path, strerror(-e), o->interval);
 		}
-		if (interval <= 0)
+		if (o->interval <= 0)
 			break;
-		double wait = interval - (sp_mono_now() - t0);
+		double wait = o->interval - (sp_mono_now() - t0);
 		if (wait < 0.01)
 			wait = 0.01;
 		struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
@@ -141,7 +124,26 @@ int cmd_metrics(int argc, char **argv)
 			break;
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-out:
+	return rc;
+}
+
+int cmd_metrics(int argc, char **argv)
+{
+	static struct metrics_opts o;
+	if (!parse_opts(argc, argv, &o))
+		return 0;
+	struct sp_sample *s = calloc(1, sizeof *s);
+	size_t cap = (size_t)128 * 1024;
+	char *buf = malloc(cap);
+	if (!s || !buf)
+		sp_die(SP_EXIT_IO, "out of memory");
+	int rc = SP_EXIT_OK;
+	if (o.dir) {
+		rc = textfile_loop(&o, s, &buf, &cap);
+	} else {
+		size_t n = collect(s, &o.ro, &buf, &cap);
+		fwrite(buf, 1, n, stdout);
+	}
 	free(buf);
 	free(s);
 	return rc;

@@ -9,6 +9,7 @@
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/msg.h"
+#include "util/opt.h"
 #include "watch/logread.h"
 #include "watch/summary.h"
 #include "watch/trainlog.h"
@@ -22,45 +23,26 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char help[] =
-	"usage: sparkops report LOG [--json] [--svg FILE] [--html FILE] [--from T] [--to T]\n"
-	"                           [--training-log FILE [--training-regex RE]] [--lenient]\n"
-	"\n"
-	"Reads a CSV log written by 'sparkops run' or 'sparkops watch' (LOG '-' is stdin)\n"
-	"and prints the end-of-run summary; draws the run as a chart: pool use and budget,\n"
-	"temperatures, power, SM clock and throughput on one time axis, with throttle and\n"
-	"slowdown episodes shaded and guard actions and the job's end marked.\n"
-	"\n"
-	"options:\n"
-	"      --json           the summary as one JSON object\n"
-	"      --svg FILE       write the chart as a self-contained SVG\n"
-	"      --html FILE      write one HTML page with the summary table and the chart\n"
-	"      --width N        chart width in pixels (default 1200)\n"
-	"      --height N       chart height in pixels (default 920)\n"
-	"      --from T         chart only from T: 2026-11-29T09:40[:SS][+01:00], 09:40 (the\n"
-	"                       log's first day), or Unix seconds; times without an offset\n"
-	"                       are in the log's own UTC offset\n"
-	"      --to T           chart only up to T (same forms)\n"
-	"      --training-log FILE  mark the timestamped lines of a training log (- for stdin)\n"
-	"      --training-regex RE  POSIX extended regex; its first group is the timestamp\n"
-	"                       (default: 'YYYY-MM-DD HH:MM:SS[,.mmm]' anywhere in the line)\n"
-	"      --lenient        skip bad rows (and count them) instead of failing\n"
-	SP_COMMON_HELP
-	"\n"
-	"exit: 0 ok, 2 usage error or a bad log (the message names the line), 5 writing\n"
-	"      output failed\n";
+static const struct sp_cmdspec spec = {
+	.name = "report",
+	.usage = "usage: sparkops report LOG [--json] [--svg FILE] [--html FILE] [--from T] [--to T]\n"
+		 "                           [--training-log FILE [--training-regex RE]] [--lenient]\n"
+		 "\n"
+		 "Reads a CSV log written by 'sparkops run' or 'sparkops watch' (LOG '-' is stdin)\n"
+		 "and prints the end-of-run summary; draws the run as a chart: pool use and budget,\n"
+		 "temperatures, power, SM clock and throughput on one time axis, with throttle and\n"
+		 "slowdown episodes shaded and guard actions and the job's end marked.\n"
+		 "\n",
+	.tail = "exit: 0 ok, 2 usage error or a bad log (the message names the line), 5 writing\n"
+		"      output failed\n",
+};
 
-enum {
-	O_JSON = 1,
-	O_SVG,
-	O_HTML,
-	O_WIDTH,
-	O_HEIGHT,
-	O_FROM,
-	O_TO,
-	O_TLOG,
-	O_TRE,
-	O_LENIENT,
+struct report_opts {
+	const char *log; /* the operand */
+	bool json, lenient;
+	const char *svg_path, *html_path, *tlog, *tre;
+	const char *from_s, *to_s;
+	int width, height;
 };
 
 struct ctx {
@@ -241,83 +223,57 @@ static json_t *report_json(const struct ctx *x, const struct sp_logread *rd, con
 	return o;
 }
 
-static int int_opt(const char *name, const char *arg, int lo, int hi)
+/* ---- parse ------------------------------------------------------------------------ */
+
+/* 1: parsed, 0: --help was printed */
+static int parse_opts(int argc, char **argv, struct report_opts *o)
 {
-	int64_t v;
-	if (sp_parse_i64(arg, &v) < 0 || v < lo || v > hi)
-		sp_usage_error("report", "%s: '%s' is not a number from %d to %d", name, arg, lo, hi);
-	return (int)v;
+	*o = (struct report_opts){ .width = SP_SVG_DEFAULT_WIDTH, .height = SP_SVG_DEFAULT_HEIGHT };
+	const struct sp_option table[] = {
+		SP_OPT_GROUP("options:"),
+		SP_OPT_FLAG(0, "json", &o->json, "the summary as one JSON object"),
+		SP_OPT_STRING("svg", &o->svg_path, "FILE", "write the chart as a self-contained SVG"),
+		SP_OPT_STRING("html", &o->html_path, "FILE", "write one HTML page with the summary table and the chart"),
+		SP_OPT_INT("width", &o->width, "N", SP_SVG_MIN_WIDTH, SP_SVG_MAX_WIDTH, "chart width in pixels (default 1200)"),
+		SP_OPT_INT("height", &o->height, "N", SP_SVG_MIN_HEIGHT, SP_SVG_MAX_HEIGHT,
+			   "chart height in pixels (default 920)"),
+		SP_OPT_STRING("from", &o->from_s, "T",
+			      "chart only from T: 2026-11-29T09:40[:SS][+01:00], 09:40 (the\n"
+			      "log's first day), or Unix seconds; times without an offset\n"
+			      "are in the log's own UTC offset"),
+		SP_OPT_STRING("to", &o->to_s, "T", "chart only up to T (same forms)"),
+		SP_OPT_STRING("training-log", &o->tlog, "FILE", "mark the timestamped lines of a training log (- for stdin)"),
+		SP_OPT_STRING("training-regex", &o->tre, "RE",
+			      "POSIX extended regex; its first group is the timestamp\n"
+			      "(default: 'YYYY-MM-DD HH:MM:SS[,.mmm]' anywhere in the line)"),
+		SP_OPT_FLAG(0, "lenient", &o->lenient, "skip bad rows (and count them) instead of failing"),
+		SP_OPT_END(),
+	};
+	int i = sp_opt_parse(&spec, table, argc, argv);
+	if (i < 0)
+		return 0;
+	if (i >= argc)
+		sp_usage_error("report", "which log? (sparkops report LOG)");
+	if (i + 1 < argc)
+		sp_usage_error("report", "one log at a time ('%s' is extra)", argv[i + 1]);
+	if (o->tre && !o->tlog)
+		sp_usage_error("report", "--training-regex needs --training-log");
+	o->log = argv[i];
+	if (o->tlog && strcmp(o->tlog, "-") == 0 && strcmp(o->log, "-") == 0)
+		sp_usage_error("report", "stdin cannot be both the log and the training log ('-' twice)");
+	return 1;
 }
 
-int cmd_report(int argc, char **argv)
+/* ---- compute ---------------------------------------------------------------------- */
+
+/* the log through the reader into the summary and the chart; 0, or the exit code */
+static int load_log(const struct report_opts *o, struct ctx *x, struct sp_logread *rd)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, O_JSON },
-		{ "svg", required_argument, NULL, O_SVG },
-		{ "html", required_argument, NULL, O_HTML },
-		{ "width", required_argument, NULL, O_WIDTH },
-		{ "height", required_argument, NULL, O_HEIGHT },
-		{ "from", required_argument, NULL, O_FROM },
-		{ "to", required_argument, NULL, O_TO },
-		{ "training-log", required_argument, NULL, O_TLOG },
-		{ "training-regex", required_argument, NULL, O_TRE },
-		{ "lenient", no_argument, NULL, O_LENIENT },
-		SP_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	bool json = false, lenient = false;
-	const char *svg_path = NULL, *html_path = NULL, *tlog = NULL, *tre = NULL;
-	const char *from_s = NULL, *to_s = NULL;
-	int width = SP_SVG_DEFAULT_WIDTH, height = SP_SVG_DEFAULT_HEIGHT;
-	int c;
-	sp_opt_begin();
-	while ((c = getopt_long(argc, argv, SP_OPTSTRING, longopts, NULL)) != -1) {
-		if (sp_common_opt(c, optarg))
-			continue;
-		switch (c) {
-		case 'h': return sp_print_help(help);
-		case O_JSON: json = true; break;
-		case O_SVG: svg_path = optarg; break;
-		case O_HTML: html_path = optarg; break;
-		case O_WIDTH: width = int_opt("--width", optarg, SP_SVG_MIN_WIDTH, SP_SVG_MAX_WIDTH); break;
-		case O_HEIGHT: height = int_opt("--height", optarg, SP_SVG_MIN_HEIGHT, SP_SVG_MAX_HEIGHT); break;
-		case O_FROM: from_s = optarg; break;
-		case O_TO: to_s = optarg; break;
-		case O_TLOG: tlog = optarg; break;
-		case O_TRE: tre = optarg; break;
-		case O_LENIENT: lenient = true; break;
-		default: sp_opt_bad("report", c, argv);
-		}
-	}
-	if (optind >= argc)
-		sp_usage_error("report", "which log? (sparkops report LOG)");
-	if (optind + 1 < argc)
-		sp_usage_error("report", "one log at a time ('%s' is extra)", argv[optind + 1]);
-	if (tre && !tlog)
-		sp_usage_error("report", "--training-regex needs --training-log");
-	const char *log = argv[optind];
-	if (tlog && strcmp(tlog, "-") == 0 && strcmp(log, "-") == 0)
-		sp_usage_error("report", "stdin cannot be both the log and the training log ('-' twice)");
-
-	struct ctx *x = calloc(1, sizeof *x);
-	if (!x)
-		sp_die(SP_EXIT_TROUBLE, "out of memory");
-	sp_summary_init(&x->sum);
-	x->ncols = sp_svg_plot_width(width);
-	x->from_s = from_s;
-	x->to_s = to_s;
-	x->from = x->to = NAN;
-	int rc = 0;
-	struct sp_logread *rd = malloc(sizeof *rd);
-	if (!rd)
-		sp_die(SP_EXIT_TROUBLE, "out of memory");
-	sp_logread_init(rd, on_row, x, lenient);
-
+	const char *log = o->log;
 	int fd = strcmp(log, "-") == 0 ? STDIN_FILENO : open(log, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		sp_error("'%s': %s", log, strerror(errno));
-		rc = SP_EXIT_USAGE;
-		goto out;
+		return SP_EXIT_USAGE;
 	}
 	log_st_ok = fstat(fd, &log_st) == 0 && S_ISREG(log_st.st_mode);
 	int e = read_log(fd, rd);
@@ -325,28 +281,30 @@ int cmd_report(int argc, char **argv)
 		close(fd);
 	if (e < 0) {
 		sp_error("'%s': %s", log, strerror(-e));
-		rc = SP_EXIT_USAGE;
-		goto out;
+		return SP_EXIT_USAGE;
 	}
 	if (rd->stopped && x->err[0]) {
 		sp_error("%s", x->err);
 		sp_note("see '%s report --help'", sp_progname);
-		rc = SP_EXIT_USAGE;
-		goto out;
+		return SP_EXIT_USAGE;
 	}
 	if (rd->failed) {
 		sp_error("'%s': %s", log, rd->err);
-		if (!lenient && rd->header_seen)
+		if (!o->lenient && rd->header_seen)
 			sp_note("--lenient skips bad rows and counts them");
-		rc = SP_EXIT_USAGE;
-		goto out;
+		return SP_EXIT_USAGE;
 	}
 	if (!x->chart_ready && resolve_window(x, NULL) < 0) {
 		/* no rows: HH:MM has no day to refer to */
 		sp_error("%s", x->err);
-		rc = SP_EXIT_USAGE;
-		goto out;
+		return SP_EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* the summary and the chart finished, and what the reading skipped said */
+static void finish_log(const char *log, struct ctx *x, const struct sp_logread *rd)
+{
 	x->sum.last_row_incomplete = rd->last_row_incomplete;
 	x->sum.rows_skipped = rd->rows_skipped;
 	sp_summary_finish(&x->sum);
@@ -357,60 +315,119 @@ int cmd_report(int argc, char **argv)
 		sp_warn("'%s': %ld bad rows skipped (the first at line %ld)", log, rd->rows_skipped, rd->first_bad_line);
 	if ((isfinite(x->from) || isfinite(x->to)) && x->chart.rows_in_window == 0)
 		sp_warn("'%s': no rows between --from and --to", log);
+}
 
-	long train_marks = -1;
-	if (tlog) {
-		rc = read_training(tlog, tre, x);
-		if (rc)
-			goto out;
-		train_marks = x->chart.n_train;
-	}
+/* ---- render ----------------------------------------------------------------------- */
 
-	if (svg_path || html_path) {
-		char *svg = NULL;
-		size_t svg_len = 0;
-		FILE *m = open_memstream(&svg, &svg_len);
-		if (!m)
-			sp_die(SP_EXIT_TROUBLE, "out of memory");
-		const char *base = strrchr(log, '/') ? strrchr(log, '/') + 1 : log;
-		struct sp_svg_opts so = { width, height, base };
-		sp_svg_write(m, &x->chart, &x->sum, &so);
-		if (fclose(m) != 0 || !svg) {
-			free(svg);
-			sp_die(SP_EXIT_TROUBLE, "out of memory");
-		}
-		if (svg_path)
-			rc = write_out(svg_path, svg, svg_len);
-		if (!rc && html_path) {
-			char *st = NULL, *page = NULL;
-			size_t st_len = 0, page_len = 0;
-			FILE *sm = open_memstream(&st, &st_len);
-			if (sm) {
-				sp_summary_print(sm, &x->sum);
-				fclose(sm);
-			}
-			FILE *pm = open_memstream(&page, &page_len);
-			if (pm) {
-				sp_html_write(pm, svg, st ? st : "", base);
-				fclose(pm);
-			}
-			rc = page ? write_out(html_path, page, page_len) : SP_EXIT_TROUBLE;
-			free(st);
-			free(page);
-		}
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* the chart as SVG text (malloc'd, *len bytes) */
+static char *render_svg(const struct report_opts *o, const struct ctx *x, size_t *len)
+{
+	char *svg = NULL;
+	*len = 0;
+	FILE *m = open_memstream(&svg, len);
+	if (!m)
+		sp_die(SP_EXIT_TROUBLE, "out of memory");
+	struct sp_svg_opts so = { o->width, o->height, base_name(o->log) };
+	sp_svg_write(m, &x->chart, &x->sum, &so);
+	if (fclose(m) != 0 || !svg) {
 		free(svg);
-		if (rc)
-			goto out;
+		sp_die(SP_EXIT_TROUBLE, "out of memory");
 	}
+	return svg;
+}
 
-	if (json) {
-		json_t *o = report_json(x, rd, log, svg_path, html_path, train_marks);
-		sp_json_print(stdout, o);
-		json_decref(o);
+/* one page: the summary table and the chart */
+static int write_html(const char *path, const char *log, const struct ctx *x, const char *svg)
+{
+	char *st = NULL, *page = NULL;
+	size_t st_len = 0, page_len = 0;
+	FILE *sm = open_memstream(&st, &st_len);
+	if (sm) {
+		sp_summary_print(sm, &x->sum);
+		fclose(sm);
+	}
+	FILE *pm = open_memstream(&page, &page_len);
+	if (pm) {
+		sp_html_write(pm, svg, st ? st : "", base_name(log));
+		fclose(pm);
+	}
+	int rc = page ? write_out(path, page, page_len) : SP_EXIT_TROUBLE;
+	free(st);
+	free(page);
+	return rc;
+}
+
+static int write_charts(const struct report_opts *o, const struct ctx *x)
+{
+	if (!o->svg_path && !o->html_path)
+		return 0;
+	size_t svg_len;
+	char *svg = render_svg(o, x, &svg_len);
+	int rc = 0;
+	if (o->svg_path)
+		rc = write_out(o->svg_path, svg, svg_len);
+	if (!rc && o->html_path)
+		rc = write_html(o->html_path, o->log, x, svg);
+	free(svg);
+	return rc;
+}
+
+static void print_report(const struct report_opts *o, const struct ctx *x, const struct sp_logread *rd,
+			 long train_marks)
+{
+	if (o->json) {
+		json_t *j = report_json(x, rd, o->log, o->svg_path, o->html_path, train_marks);
+		sp_json_print(stdout, j);
+		json_decref(j);
 	} else {
 		sp_summary_print(stdout, &x->sum);
 	}
-out:
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+static int report(const struct report_opts *o, struct ctx *x, struct sp_logread *rd)
+{
+	int rc = load_log(o, x, rd);
+	if (rc)
+		return rc;
+	finish_log(o->log, x, rd);
+	long train_marks = -1;
+	if (o->tlog) {
+		rc = read_training(o->tlog, o->tre, x);
+		if (rc)
+			return rc;
+		train_marks = x->chart.n_train;
+	}
+	rc = write_charts(o, x);
+	if (rc)
+		return rc;
+	print_report(o, x, rd, train_marks);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o;
+	if (!parse_opts(argc, argv, &o))
+		return 0;
+	struct ctx *x = calloc(1, sizeof *x);
+	struct sp_logread *rd = malloc(sizeof *rd);
+	if (!x || !rd)
+		sp_die(SP_EXIT_TROUBLE, "out of memory");
+	sp_summary_init(&x->sum);
+	x->ncols = sp_svg_plot_width(o.width);
+	x->from_s = o.from_s;
+	x->to_s = o.to_s;
+	x->from = x->to = NAN;
+	sp_logread_init(rd, on_row, x, o.lenient);
+	int rc = report(&o, x, rd);
 	sp_chart_release(&x->chart);
 	free(rd);
 	free(x);

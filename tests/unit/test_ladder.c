@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ladder/decide.h"
 #include "ladder/ladder.h"
 #include "probe/active.h"
 
@@ -239,12 +240,180 @@ static void watcher_argv(void **st)
 #undef A
 }
 
+/* ---- the decision (ladder/decide.c): pure, called as cmd/ladder.c calls it ---- */
+
+static struct sp_sample dsample;
+static struct sp_oomlog dlog;
+static struct sp_ladder_decision dd;
+
+static const struct sp_oomlog *classify(const char *text)
+{
+	sp_oomlog_init(&dlog);
+	sp_oomlog_feed(&dlog, text, strlen(text));
+	sp_oomlog_finish(&dlog);
+	return &dlog;
+}
+
+static void live(uint64_t oom_kills)
+{
+	memset(&dsample, 0, sizeof dsample);
+	dsample.mem.why = SP_MISSING;
+	dsample.budget.now.why = dsample.budget.reclaimable.why = dsample.budget.after_flush.why = SP_MISSING;
+	snprintf(dsample.cg.path, sizeof dsample.cg.path, "/user.slice");
+	dsample.cg.oom_kill.why = SP_OK;
+	dsample.cg.oom_kill.v = oom_kills;
+}
+
+static const struct sp_ladder_decision *decide(const struct sp_oomlog *log, const struct sp_ladder_state *st,
+					       unsigned mark, bool flushed)
+{
+	struct sp_ladder_in in = { log, &dsample, { 0 }, mark, flushed };
+	if (st)
+		in.st = *st;
+	sp_ladder_decide(&in, &dd);
+	return &dd;
+}
+
+#define TORCH_OOM "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+
+static void decide_first_call(void **st)
+{
+	(void)st;
+	live(0);
+	const struct sp_ladder_decision *d = decide(NULL, NULL, 0, false);
+	assert_int_equal(d->kind, SP_OOM_UNKNOWN);
+	assert_null(d->evidence);
+	assert_false(d->figures);
+	assert_int_equal(d->next, 1);
+	assert_int_equal(d->counted_tried, 0);
+	assert_string_equal(d->before, "");
+	assert_true(strncmp(d->advice, "rung 1 (flush the page cache): ", 31) == 0);
+	/* the state to remember: rung 1 proposed, no log answered */
+	assert_int_equal(d->st.proposed, 1);
+	assert_int_equal(d->st.tried, 0);
+	assert_int_equal(d->st.log_sig, 0);
+
+	d = decide(classify(TORCH_OOM), NULL, 0, false);
+	assert_int_equal(d->kind, SP_OOM_TORCH);
+	assert_true(d->figures);
+	assert_int_equal(d->evidence_line, 1);
+	assert_ptr_equal(d->evidence, dlog.evidence);
+	assert_int_equal(d->st.log_sig, dlog.sig);
+	assert_int_equal(d->facts.kind, SP_OOM_TORCH);
+}
+
+static void decide_cgroup_kills(void **st)
+{
+	(void)st;
+	/* no log, but the cgroup's OOM killer struck: that is the failure */
+	live(3);
+	const struct sp_ladder_decision *d = decide(NULL, NULL, 0, false);
+	assert_int_equal(d->kind, SP_OOM_KERNEL);
+	assert_ptr_equal(d->evidence, d->cg_evidence);
+	assert_string_equal(d->cg_evidence, "cgroup /user.slice: oom_kill 3 (memory.events / memory.oom_control)");
+	assert_int_equal(d->evidence_line, 0);
+	/* a log that ends in a bare SIGKILL in that cgroup: the kernel's OOM kill */
+	d = decide(classify("step 10\nKilled\n"), NULL, 0, false);
+	assert_int_equal(dlog.kind, SP_OOM_SIGKILL);
+	assert_int_equal(d->kind, SP_OOM_KERNEL);
+	assert_false(d->figures); /* the log's figures are not this failure's */
+	/* a more specific log keeps its own answer */
+	d = decide(classify(TORCH_OOM), NULL, 0, false);
+	assert_int_equal(d->kind, SP_OOM_TORCH);
+	assert_true(d->figures);
+}
+
+static void decide_failed_again(void **st)
+{
+	(void)st;
+	live(0);
+	struct sp_ladder_state s0 = { .tried = 1u << 1, .proposed = 2, .log_sig = 111, .updated = 42 };
+	/* a different failed log after rung 2 was proposed: rung 2 did not help */
+	const struct sp_ladder_decision *d = decide(classify(TORCH_OOM), &s0, 0, false);
+	assert_int_equal(d->counted_tried, 2);
+	assert_int_equal(d->st.tried, 1u << 1 | 1u << 2);
+	assert_int_equal(d->next, 3);
+	assert_int_equal(d->st.proposed, 3);
+	assert_int_equal(d->st.updated, 42); /* the writer stamps the time, not the decision */
+	/* the same log again: nothing new was tried */
+	s0.log_sig = dlog.sig;
+	d = decide(&dlog, &s0, 0, false);
+	assert_int_equal(d->counted_tried, 0);
+	assert_int_equal(d->next, 2);
+	/* --tried by hand wins over the guess */
+	s0.log_sig = 111;
+	d = decide(&dlog, &s0, 1u << 3, false);
+	assert_int_equal(d->counted_tried, 0);
+	assert_int_equal(d->st.tried, 1u << 1 | 1u << 3);
+	assert_int_equal(d->next, 2);
+	/* a log with nothing memory-related proves nothing */
+	d = decide(classify("all good\n"), &s0, 0, false);
+	assert_int_equal(d->counted_tried, 0);
+	/* without a log the remembered signature stays */
+	d = decide(NULL, &s0, 0, false);
+	assert_int_equal(d->st.log_sig, 111);
+}
+
+static void decide_flush_and_end(void **st)
+{
+	(void)st;
+	live(0);
+	/* rung 1 just done: counted, the next is rung 2 */
+	const struct sp_ladder_decision *d = decide(NULL, NULL, 0, true);
+	assert_int_equal(d->st.tried, 1u << 1);
+	assert_int_equal(d->next, 2);
+	/* every rung tried: no next rung, the advice says what is left */
+	d = decide(NULL, NULL, 0x1e, false);
+	assert_int_equal(d->next, 0);
+	assert_int_equal(d->st.proposed, 0);
+	assert_string_equal(d->advice, d->change);
+	assert_true(d->change[0] != 0);
+}
+
+static void decide_competitors(void **st)
+{
+	(void)st;
+	live(0);
+	dsample.nprocs = 1;
+	struct sp_proc *p = &dsample.procs[0];
+	snprintf(p->name, sizeof p->name, "vllm");
+	p->kind = SP_PROC_SERVER, p->pid = 7, p->has_cap = true, p->cap_frac = 0.9, p->cap_default = true;
+	/* rung 1 next: the flush first, then the competitor */
+	const struct sp_ladder_decision *d = decide(NULL, NULL, 0, false);
+	assert_int_equal(d->ncomp, 1);
+	assert_true(d->comp[0].suspect);
+	assert_string_equal(d->before, d->comp[0].action);
+	assert_true(strncmp(d->advice, "rung 1 (", 8) == 0);
+	assert_non_null(strstr(d->advice, ". Then, before any change to the job: "));
+	/* rung 2 next: the competitor before any change to the job */
+	d = decide(NULL, NULL, 1u << 1, false);
+	assert_true(strncmp(d->advice, "before changing the job: ", 25) == 0);
+	assert_non_null(strstr(d->advice, ". Then rung 2 ("));
+}
+
+static void apply_verdicts(void **st)
+{
+	(void)st;
+	assert_int_equal(sp_ladder_apply_verdict(0, false, 3, false), SP_APPLY_NONE);
+	assert_int_equal(sp_ladder_apply_verdict(2, false, -1, false), SP_APPLY_PRINT_ONLY);
+	assert_int_equal(sp_ladder_apply_verdict(4, true, 2, true), SP_APPLY_PRINT_ONLY);
+	assert_int_equal(sp_ladder_apply_verdict(1, false, -1, false), SP_APPLY_NEED_ROOT);
+	assert_int_equal(sp_ladder_apply_verdict(1, false, 0, true), SP_APPLY_NEED_ROOT);
+	assert_int_equal(sp_ladder_apply_verdict(1, true, -1, false), SP_APPLY_FLUSH); /* not looked yet */
+	assert_int_equal(sp_ladder_apply_verdict(1, true, 0, false), SP_APPLY_FLUSH);
+	assert_int_equal(sp_ladder_apply_verdict(1, true, 2, false), SP_APPLY_WATCHED);
+	assert_int_equal(sp_ladder_apply_verdict(1, true, 2, true), SP_APPLY_FLUSH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(order),         cmocka_unit_test(state_roundtrip), cmocka_unit_test(state_corrupt),
 		cmocka_unit_test(jobs),          cmocka_unit_test(competitors),     cmocka_unit_test(changes),
 		cmocka_unit_test(watcher_argv),
+		cmocka_unit_test(decide_first_call), cmocka_unit_test(decide_cgroup_kills),
+		cmocka_unit_test(decide_failed_again), cmocka_unit_test(decide_flush_and_end),
+		cmocka_unit_test(decide_competitors), cmocka_unit_test(apply_verdicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/* The ladder's decision (decide.h): what happened, the next rung, the advice
+ * and the state to remember. Pure: no I/O, no clock. */
+#include "ladder/decide.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum sp_apply_verdict sp_ladder_apply_verdict(int apply, bool root, int watchers, bool force)
+{
+	if (apply <= 0)
+		return SP_APPLY_NONE;
+	if (apply > 1)
+		return SP_APPLY_PRINT_ONLY;
+	if (!root)
+		return SP_APPLY_NEED_ROOT;
+	if (watchers > 0 && !force)
+		return SP_APPLY_WATCHED;
+	return SP_APPLY_FLUSH;
+}
+
+/* the failure: the log's answer, or the cgroup's OOM killer when the log
+ * ends in a bare SIGKILL (or there is no log) */
+static void what_happened(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+{
+	const struct sp_oomlog *log = in->log;
+	const struct sp_sample *s = in->s;
+	if (log) {
+		d->kind = log->kind;
+		d->phase = log->phase;
+		d->phase_why = log->phase_why;
+		d->evidence = log->evidence;
+		d->evidence_line = log->evidence_line;
+	}
+	if ((d->kind == SP_OOM_SIGKILL || !log) && sp_ok(s->cg.oom_kill.why) && s->cg.oom_kill.v > 0) {
+		d->kind = SP_OOM_KERNEL;
+		snprintf(d->cg_evidence, sizeof d->cg_evidence,
+			 "cgroup %s: oom_kill %llu (memory.events / memory.oom_control)", s->cg.path,
+			 (unsigned long long)s->cg.oom_kill.v);
+		d->evidence = d->cg_evidence;
+		d->evidence_line = 0;
+	}
+	d->figures = log && d->kind == log->kind;
+}
+
+static void job_facts(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+{
+	const struct sp_sample *s = in->s;
+	struct sp_job_facts *f = &d->facts;
+	f->kind = d->kind;
+	f->phase = d->phase;
+	if (in->log) {
+		f->batch_per_device = in->log->batch_per_device;
+		f->grad_accum = in->log->grad_accum;
+		f->seq_len = in->log->seq_len;
+	}
+	f->reclaimable = s->budget.reclaimable;
+	f->budget_now = s->budget.now;
+	f->budget_after_flush = s->budget.after_flush;
+	f->total.why = s->mem.why;
+	f->total.v = s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0;
+}
+
+/* the rungs tried: by hand, by a new failed log after a proposal, by the flush */
+static void rungs_tried(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+{
+	struct sp_ladder_state *st = &d->st;
+	st->tried |= in->mark;
+	if (in->log && st->proposed && st->log_sig && in->log->sig != st->log_sig && d->kind != SP_OOM_UNKNOWN &&
+	    !(st->tried >> st->proposed & 1) && !in->mark) {
+		/* a different failed log after a proposal: that rung did not save the job */
+		st->tried |= 1u << st->proposed;
+		d->counted_tried = st->proposed;
+	}
+	if (in->flushed)
+		st->tried |= 1u << 1;
+}
+
+static void advise(struct sp_ladder_decision *d)
+{
+	const char *title = sp_ladder_rung_title_for(d->next, &d->facts);
+	for (int i = 0; i < d->ncomp; i++)
+		if (d->comp[i].suspect)
+			snprintf(d->before + strlen(d->before), sizeof d->before - strlen(d->before), "%s%s",
+				 d->before[0] ? "; " : "", d->comp[i].action);
+	if (!d->next)
+		snprintf(d->advice, sizeof d->advice, "%s", d->change);
+	else if (d->before[0] && d->next >= 2)
+		snprintf(d->advice, sizeof d->advice, "before changing the job: %s. Then rung %d (%s): %s", d->before,
+			 d->next, title, d->change);
+	else if (d->before[0])
+		snprintf(d->advice, sizeof d->advice, "rung %d (%s): %s. Then, before any change to the job: %s", d->next,
+			 title, d->change, d->before);
+	else
+		snprintf(d->advice, sizeof d->advice, "rung %d (%s): %s", d->next, title, d->change);
+}
+
+void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+{
+	memset(d, 0, sizeof *d);
+	d->st = in->st;
+	what_happened(in, d);
+	job_facts(in, d);
+	rungs_tried(in, d);
+	d->next = sp_ladder_next(d->st.tried);
+	sp_ladder_change(d->next, &d->facts, d->change, sizeof d->change);
+	d->ncomp = sp_ladder_competitors(in->s, d->comp, SP_MAX_PROCS);
+	advise(d);
+	d->st.proposed = d->next;
+	if (in->log)
+		d->st.log_sig = in->log->sig;
+}
