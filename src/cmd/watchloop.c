@@ -6,7 +6,6 @@
  * progress from the relay (watch/child.c). A second thread, only when a guard
  * is asked for, watches MemFree and PSI on its own short clock: it never waits
  * for the sampler or the GPU read, so a hung driver cannot stop it. */
-#include "cmd/cli.h"
 #include "cmd/watchloop.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
@@ -881,73 +880,4 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	return rc;
-}
-
-static double duration_arg(const struct sp_wl_opts *o, const char *flag, const char *arg, double min)
-{
-	double v;
-	if (sp_parse_duration(arg, &v) < 0 || !(v >= min))
-		sp_usage_error(o->cmdname, "%s: '%s' is not a duration of at least %gs (e.g. 30, 1.5, 5m)", flag, arg, min);
-	return v;
-}
-
-static double pct_arg(const struct sp_wl_opts *o, const char *flag, const char *arg)
-{
-	char *end;
-	double v = strtod(arg, &end);
-	if (end == arg || (*end && strcmp(end, "%") != 0) || !(v > 0 && v < 100))
-		sp_usage_error(o->cmdname, "%s: '%s' is not a percentage between 0 and 100", flag, arg);
-	return v;
-}
-
-int sp_wl_opt(struct sp_wl_opts *o, int c, const char *arg)
-{
-	switch (c) {
-	case SP_WL_INTERVAL:
-		o->interval_s = duration_arg(o, "--interval", arg, 0.05);
-		return 1;
-	case SP_WL_LOG:
-		o->log_path = arg;
-		return 1;
-	case SP_WL_SUMMARY:
-		o->summary_path = arg;
-		return 1;
-	case SP_WL_FSYNC:
-		o->fsync_s = duration_arg(o, "--fsync-interval", arg, 0);
-		return 1;
-	case SP_WL_BASEWIN:
-		o->baseline_window_s = duration_arg(o, "--baseline-window", arg, 0);
-		return 1;
-	case SP_WL_SLOWDOWN:
-		o->slowdown_pct = pct_arg(o, "--slowdown", arg);
-		return 1;
-	case SP_WL_GMINFREE:
-		if (sp_parse_size(arg, &o->guard.min_free) < 0 || o->guard.min_free == 0)
-			sp_usage_error(o->cmdname, "--guard-min-free: '%s' is not a size (e.g. 8GiB, 512M)", arg);
-		return 1;
-	case SP_WL_GPSI:
-		o->guard.psi_full_pct = pct_arg(o, "--guard-psi-full", arg);
-		return 1;
-	case SP_WL_GFLUSH:
-		o->guard_flush_asked = true;
-		o->guard.can_flush = geteuid() == 0;
-		return 1;
-	case SP_WL_GGRACE:
-		o->guard.grace_s = duration_arg(o, "--guard-grace", arg, 0);
-		return 1;
-	case SP_WL_METRICS: {
-		struct sockaddr_storage ss;
-		socklen_t sl;
-		if (sp_serve_parse_addr(arg, &ss, &sl) < 0)
-			sp_usage_error(o->cmdname, "--metrics-listen: '%s' is not ADDR:PORT (e.g. 127.0.0.1:9852)", arg);
-		o->metrics_listen = arg;
-		return 1;
-	}
-	case SP_WL_RESERVE:
-		if (sp_parse_size(arg, &o->reserve) < 0)
-			sp_usage_error(o->cmdname, "--reserve: '%s' is not a size", arg);
-		return 1;
-	default:
-		return 0;
-	}
 }
