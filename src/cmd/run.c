@@ -2,7 +2,7 @@
 /* sparkops run [options] -- CMD [ARGS...] — run a long job and watch it. */
 #include "cmd/cli.h"
 #include "cmd/runwatch.h"
-#include "cmd/watchloop.h"
+#include "watch/engine.h"
 #include "util/opt.h"
 
 #include <regex.h>

@@ -5,7 +5,7 @@
  * puts SP_OPT_RUNWATCH(&o) in its table beside its own options. */
 #ifndef SP_RUNWATCH_H
 #define SP_RUNWATCH_H
-#include "cmd/watchloop.h"
+#include "watch/engine.h"
 #include "util/opt.h"
 
 /* --guard-flush: asked for, and possible only as root (target: the opts) */

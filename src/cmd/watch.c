@@ -2,7 +2,7 @@
 /* sparkops watch — the same sampling and log as run, without a child. */
 #include "cmd/cli.h"
 #include "cmd/runwatch.h"
-#include "cmd/watchloop.h"
+#include "watch/engine.h"
 #include "util/fileio.h"
 #include "util/opt.h"
 

@@ -6,7 +6,7 @@
  * progress from the relay (watch/child.c). A second thread, only when a guard
  * is asked for, watches MemFree and PSI on its own short clock: it never waits
  * for the sampler or the GPU read, so a hung driver cannot stop it. */
-#include "cmd/watchloop.h"
+#include "watch/engine.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/probe.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The engine `run` and `watch` share: sampling, the log, events,
  * attribution, the guard and the end summary. Internal to src/cmd/. */
-#ifndef SP_WATCHLOOP_H
-#define SP_WATCHLOOP_H
+#ifndef SP_WATCH_ENGINE_H
+#define SP_WATCH_ENGINE_H
 #include "watch/guard.h"
 
 #include <regex.h>
