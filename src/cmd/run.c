@@ -55,8 +55,8 @@ static const char *opt_progress_regex(void *target, const char *value)
 
 int cmd_run(int argc, char **argv)
 {
-	struct sp_wl_opts o;
-	sp_wl_opts_init(&o, "run");
+	struct sp_engine_opts o;
+	sp_engine_opts_init(&o);
 	struct progress_re pre = { .have = false };
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("options:"),
@@ -75,7 +75,7 @@ int cmd_run(int argc, char **argv)
 	}
 	o.argv = argv + i;
 	o.progress_re = pre.have ? &pre.re : NULL;
-	int rc = sp_watchloop(&o);
+	int rc = sp_engine_run(&o);
 	if (pre.have)
 		regfree(&pre.re);
 	return rc;

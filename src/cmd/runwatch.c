@@ -7,7 +7,7 @@
 
 const char *sp_opt_guard_flush(void *opts, const char *unused)
 {
-	struct sp_wl_opts *o = opts;
+	struct sp_engine_opts *o = opts;
 	(void)unused;
 	o->guard_flush_asked = true;
 	o->guard.can_flush = geteuid() == 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The options run and watch share, declared once as option-table entries
- * (util/opt.h) into a struct sp_wl_opts: the sampling, the log, the
+ * (util/opt.h) into a struct sp_engine_opts: the sampling, the log, the
  * attribution, the guard, the budget and the metrics endpoint. Each command
  * puts SP_OPT_RUNWATCH(&o) in its table beside its own options. */
 #ifndef SP_RUNWATCH_H

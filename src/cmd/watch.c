@@ -41,8 +41,8 @@ static const char *opt_count(void *target, const char *value)
 
 int cmd_watch(int argc, char **argv)
 {
-	struct sp_wl_opts o;
-	sp_wl_opts_init(&o, "watch");
+	struct sp_engine_opts o;
+	sp_engine_opts_init(&o);
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("options:"),
 		SP_OPT_CALLBACK("pid", &o.pid, "PID", opt_pid, "tie the watch to a running job: its memory, its end"),
@@ -56,5 +56,5 @@ int cmd_watch(int argc, char **argv)
 		return 0;
 	if (i < argc)
 		sp_usage_error("watch", "unexpected argument '%s' (to run a job: sparkops run -- CMD)", argv[i]);
-	return sp_watchloop(&o);
+	return sp_engine_run(&o);
 }
