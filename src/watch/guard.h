@@ -3,7 +3,7 @@
  * free-memory floor (MemFree) or above the PSI memory `full` threshold it
  * warns, then flushes the page cache (when allowed and root), then stops the
  * job with SIGTERM, then SIGKILL after a grace period. The actions live in
- * cmd/run.c. Rules: docs/run.md "Guard". */
+ * watch/engine.c. Rules: docs/run.md "Guard". */
 #ifndef SP_GUARD_H
 #define SP_GUARD_H
 #include <stdbool.h>
