@@ -12,8 +12,10 @@
 #        account 2   the plan's arithmetic
 #        out     3   output shared by commands: JSON pieces, Prometheus, the report's chart/SVG
 #                    (above the engines: it renders their types, a log row, a summary, a cause)
-#        cmd     4   one file per command
-#        main.c  5   the dispatcher
+#        engine  4   the run/watch engine: the loop, the relay, the guard thread, the
+#                    metrics endpoint; it composes watch/ pieces and out/ renderers
+#        cmd     5   one file per command
+#        main.c  6   the dispatcher
 #
 #      A file may include headers of its own folder, or of a folder with a
 #      strictly lower rank; anything else (up, or sideways between two folders
@@ -45,8 +47,9 @@ function rank(f) {
 	if (f == "probe" || f == "model") return 1
 	if (f == "watch" || f == "ladder" || f == "account") return 2
 	if (f == "out") return 3
-	if (f == "cmd") return 4
-	if (f == "main.c") return 5
+	if (f == "engine") return 4
+	if (f == "cmd") return 5
+	if (f == "main.c") return 6
 	return -1
 }
 # the line with comments removed (block comments may span lines: state in inblk)

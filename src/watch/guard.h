@@ -2,8 +2,8 @@
 /* The pool guard's decisions, pure (scripted time in tests): below the
  * free-memory floor (MemFree) or above the PSI memory `full` threshold it
  * warns, then flushes the page cache (when allowed and root), then stops the
- * job with SIGTERM, then SIGKILL after a grace period. The actions run on
- * the guard thread of cmd/watchloop.c. Rules: docs/run.md "Guard". */
+ * job with SIGTERM, then SIGKILL after a grace period. The actions live in
+ * watch/engine.c. Rules: docs/run.md "Guard". */
 #ifndef SP_GUARD_H
 #define SP_GUARD_H
 #include <stdbool.h>

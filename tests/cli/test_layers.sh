@@ -21,7 +21,7 @@ bad_inc=$(wc -l <"$T/src/probe/meminfo.c" | tr -d ' ')
 printf '// SPDX-License-Identifier: MIT\n/* a comment may say /proc/meminfo */\nstatic const char *p = "/proc/meminfo";\n' >"$T/src/cmd/x.c"
 run sh "$CHECK" "$T"
 expect_rc 1 "a planted bad include and /proc path fail"
-expect_out "^src/probe/meminfo.c:$bad_inc: include \"cmd/cli.h\": probe \(rank 1\) -> cmd \(rank 4\) goes up" \
+expect_out "^src/probe/meminfo.c:$bad_inc: include \"cmd/cli.h\": probe \(rank 1\) -> cmd \(rank 5\) goes up" \
 	"the bad include is named with its file:line and edge"
 expect_out '^src/cmd/x.c:3: machine path "/proc/meminfo" outside src/probe/' "the /proc path is named with its file:line"
 grep -q '^src/cmd/x.c:2:' "$OUT"

@@ -6,15 +6,14 @@
  * progress from the relay (watch/child.c). A second thread, only when a guard
  * is asked for, watches MemFree and PSI on its own short clock: it never waits
  * for the sampler or the GPU read, so a hung driver cannot stop it. */
-#include "cmd/cli.h"
-#include "cmd/watchloop.h"
+#include "engine/engine.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/flush.h"
+#include "probe/harden.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/fileio.h"
-#include "probe/harden.h"
 #include "util/json.h"
 #include "util/msg.h"
 #include "util/paths.h"
@@ -51,10 +50,9 @@
  * processes are re-read alone. Keeps a 1 s sample cheap on a busy machine. */
 #define SCAN_EVERY_S 5.0
 
-void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
+void sp_engine_opts_init(struct sp_engine_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->cmdname = cmdname;
 	o->interval_s = 30;
 	o->fsync_s = SP_DEFAULT_FSYNC_S;
 	o->baseline_window_s = SP_ATTR_DEFAULT_WINDOW_S;
@@ -65,9 +63,22 @@ void sp_wl_opts_init(struct sp_wl_opts *o, const char *cmdname)
 
 /* ---- state ------------------------------------------------------------------ */
 
+/* --metrics-listen: the server's thread renders the loop's latest sample and
+ * the job's state from this copy, under its lock; it never reads the machine. */
+struct wl_metrics {
+	pthread_mutex_t lock;
+	bool on, have;
+	struct sp_sample s;
+	struct sp_prom_job job;
+	char command[64], unit[16];
+};
+
+/* The engine's whole state: one instance per sp_engine_run, on the heap (the
+ * sample, the trees and the relay's buffer are big), passed by pointer to
+ * every function here and to the guard thread. */
 #define GQ_MAX 32
 struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
-	const struct sp_wl_opts *o;
+	const struct sp_engine_opts *o;
 	struct sp_csvlog log;
 	bool log_ok, log_warned;
 	struct sp_summary sum;
@@ -98,21 +109,22 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	int gq_n;
 	struct sp_logrow gq[GQ_MAX];
 	struct sp_guard guard;
+	struct sp_tree guard_tree; /* the guard thread's scan */
+	/* the sampling */
+	struct sp_sample sample;
+	struct sp_tree tree;
+	struct wl_metrics metrics;
+	/* the loop */
+	int sfd;              /* signalfd: SIGCHLD, SIGINT, SIGTERM, SIGHUP */
+	sigset_t orig;        /* the signal mask to restore */
+	int pidfd;            /* watch --pid, -1 none */
+	struct sp_server *srv; /* --metrics-listen */
+	double t0, next, t_end, t_done;
+	bool job_done, stop, counted;
+	bool interrupted;      /* run: a signal came (passed to the job) */
+	int status, stop_sig;
+	char buf[65536];      /* the relay's copy of the job's output */
 };
-
-static struct sp_sample g_sample; /* big: kept out of the stack */
-
-/* --metrics-listen: the server's thread renders the loop's latest sample and
- * the job's state from this copy, under its lock; it never reads the machine. */
-static struct {
-	pthread_mutex_t lock;
-	bool on, have;
-	struct sp_sample s;
-	struct sp_prom_job job;
-	char command[64], unit[16];
-} g_metrics = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static struct sp_tree g_tree, g_guard_tree;
-static struct wl g_wl;
 
 /* ---- the log --------------------------------------------------------------------- */
 
@@ -197,8 +209,8 @@ static void guard_flush(struct wl *w)
 static void guard_stop_job(struct wl *w, int sig)
 {
 	char d[200];
-	scan_tree(w, &g_guard_tree);
-	int n = sp_tree_signal(&g_guard_tree, sig);
+	scan_tree(w, &w->guard_tree);
+	int n = sp_tree_signal(&w->guard_tree, sig);
 	atomic_store(&w->guard_stopped, true);
 	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
 	if (sig == SIGTERM)
@@ -289,65 +301,67 @@ static void guard_drain(struct wl *w)
 /* ---- --metrics-listen -------------------------------------------------------------------- */
 
 
-
 static void metrics_publish(struct wl *w, const struct sp_sample *s)
 {
-	pthread_mutex_lock(&g_metrics.lock);
-	memcpy(&g_metrics.s, s, sizeof *s);
-	struct sp_prom_job *j = &g_metrics.job;
+	struct wl_metrics *m = &w->metrics;
+	pthread_mutex_lock(&m->lock);
+	memcpy(&m->s, s, sizeof *s);
+	struct sp_prom_job *j = &m->job;
 	j->pid = w->root > 0 ? (int)w->root : 0;
 	j->rate_ok = !isnan(w->rate);
 	j->rate = w->rate;
-	snprintf(g_metrics.unit, sizeof g_metrics.unit, "%s", w->unit);
-	char *sl = strstr(g_metrics.unit, "/s");
+	snprintf(m->unit, sizeof m->unit, "%s", w->unit);
+	char *sl = strstr(m->unit, "/s");
 	if (sl)
 		*sl = 0;
-	j->rate_unit = g_metrics.unit;
+	j->rate_unit = m->unit;
 	j->baseline_ok = w->attr.have_baseline;
 	j->baseline = w->attr.baseline;
 	j->cause_ok = w->attr.have_baseline;
 	j->cause = w->attr.in_episode ? w->attr.cause : SP_CAUSE_NONE;
 	j->episodes = (uint64_t)w->sum.n_episodes;
-	g_metrics.have = true;
-	pthread_mutex_unlock(&g_metrics.lock);
+	m->have = true;
+	pthread_mutex_unlock(&m->lock);
 }
 
-/* the server's thread */
+/* the server's thread; ctx is the engine's struct wl_metrics */
 static size_t metrics_fill(char *buf, size_t cap, void *ctx)
 {
-	(void)ctx;
+	struct wl_metrics *m = ctx;
 	struct sp_prom pw;
 	sp_prom_init(&pw, buf, cap);
 	struct sp_prom_info info = { SPARKOPS_VERSION, -1, false };
-	pthread_mutex_lock(&g_metrics.lock);
-	if (g_metrics.have) {
-		sp_prom_write_sample(&pw, &g_metrics.s, &info);
-		sp_prom_job_append(&pw, &g_metrics.job);
+	pthread_mutex_lock(&m->lock);
+	if (m->have) {
+		sp_prom_write_sample(&pw, &m->s, &info);
+		sp_prom_job_append(&pw, &m->job);
 	}
-	pthread_mutex_unlock(&g_metrics.lock);
+	pthread_mutex_unlock(&m->lock);
 	return sp_prom_end(&pw);
 }
 
-static struct sp_server *metrics_start(const struct sp_wl_opts *o, char **argv, double start_unix)
+static struct sp_server *metrics_start(struct wl *w, char **argv, double start_unix)
 {
-	g_metrics.job.start_unix = start_unix;
-	g_metrics.job.command = NULL;
+	const struct sp_engine_opts *o = w->o;
+	struct wl_metrics *m = &w->metrics;
+	m->job.start_unix = start_unix;
+	m->job.command = NULL;
 	if (argv) {
 		const char *b = strrchr(argv[0], '/');
-		snprintf(g_metrics.command, sizeof g_metrics.command, "%s", b ? b + 1 : argv[0]);
-		g_metrics.job.command = g_metrics.command;
+		snprintf(m->command, sizeof m->command, "%s", b ? b + 1 : argv[0]);
+		m->job.command = m->command;
 	}
 	struct sp_serve_opts so;
 	sp_serve_opts_init(&so);
 	so.listen = o->metrics_listen;
 	so.cache_s = 0; /* the body is a copy already */
 	int err = 0;
-	struct sp_server *srv = sp_serve_start(&so, metrics_fill, NULL, &err);
+	struct sp_server *srv = sp_serve_start(&so, metrics_fill, m, &err);
 	if (!srv) {
 		sp_error("--metrics-listen '%s': %s", o->metrics_listen, strerror(-err));
 		return NULL;
 	}
-	g_metrics.on = true;
+	m->on = true;
 	sp_note("metrics at http://%s/metrics", sp_serve_address(srv));
 	return srv;
 }
@@ -390,9 +404,12 @@ static void episode_line(struct wl *w, enum sp_attr_event e)
 	}
 }
 
-static void take_sample(struct wl *w)
+/* Read the machine into w->sample and the job's tree into w->tree (the two
+ * scans of every process at most every SCAN_EVERY_S); keep the cgroup's
+ * first OOM-kill count. Returns whether the scans were full. */
+static bool sample_read(struct wl *w)
 {
-	struct sp_sample *s = &g_sample;
+	struct sp_sample *s = &w->sample;
 	/* the GPU is read by the GPU thread behind a deadline (probe/gpuwatch.c):
 	 * a hung driver costs this sample at most ro.gpu_timeout_s, and the
 	 * guard, on its own thread, never waits for it at all */
@@ -403,27 +420,22 @@ static void take_sample(struct wl *w)
 		ro.what &= ~(unsigned)SP_READ_PROCS;
 	sp_sample_read(s, &ro);
 	if (full) {
-		scan_tree(w, &g_tree);
+		scan_tree(w, &w->tree);
 		w->last_scan = t;
 		w->scanned = true;
 	} else {
-		sp_tree_refresh(&g_tree, LIVE_PROC);
+		sp_tree_refresh(&w->tree, LIVE_PROC);
 	}
 	if (!w->oom_first_ok && sp_ok(s->cg.oom_kill.why)) {
 		w->oom_kill_first = s->cg.oom_kill.v;
 		w->oom_first_ok = true;
 	}
+	return full;
+}
 
-	struct sp_logrow rows[24];
-	bool appeared = false;
-	int n = sp_events_diff(&w->ev, s, full, g_tree.pids, g_tree.n, rows, 24, &appeared);
-	for (int i = 0; i < n; i++)
-		emit(w, &rows[i]);
-
-	struct sp_logrow r;
-	sp_logrow_from_sample(&r, s);
-	if (w->root > 0 || w->root_is_self)
-		r.job_rss_bytes = (double)g_tree.rss_bytes;
+/* The job's latest throughput from the relay's progress lines, into r. */
+static void sample_rate(struct wl *w, struct sp_logrow *r)
+{
 	for (int i = 0; i < 2; i++)
 		sp_progress_flush(&w->prog[i]);
 	for (int i = 0; i < 2; i++)
@@ -434,10 +446,14 @@ static void take_sample(struct wl *w)
 			w->rate_fresh = true;
 		}
 	if (!isnan(w->rate)) {
-		r.throughput = w->rate;
-		snprintf(r.throughput_unit, sizeof r.throughput_unit, "%s", w->unit);
+		r->throughput = w->rate;
+		snprintf(r->throughput_unit, sizeof r->throughput_unit, "%s", w->unit);
 	}
+}
 
+/* Feed attribution the sample's row; an episode's start or end is said. */
+static void sample_attr(struct wl *w, const struct sp_sample *s, const struct sp_logrow *r, bool appeared)
+{
 	struct sp_attr_obs o;
 	sp_attr_obs_clear(&o);
 	o.t = s->mono;
@@ -445,29 +461,50 @@ static void take_sample(struct wl *w)
 	snprintf(o.unit, sizeof o.unit, "%s", w->unit);
 	o.rate_fresh = w->rate_fresh;
 	w->rate_fresh = false;
-	o.reasons_ok = r.gpu_reasons_ok;
-	o.reasons = r.gpu_reasons;
-	o.viol_thermal_s = r.gpu_thermal_viol_s;
-	o.viol_power_s = r.gpu_power_viol_s;
-	o.gpu_temp_c = r.gpu_temp_c;
-	o.soc_temp_c = r.soc_temp_c;
-	o.gpu_power_w = r.gpu_power_w;
-	o.pl1_w = r.pl1_w;
-	o.pl1_cap_w = r.pl1_cap_w;
-	o.psi_mem_some = r.psi_mem_some;
-	o.psi_mem_full = r.psi_mem_full;
-	o.psi_cpu_some = r.psi_cpu_some;
-	o.psi_io_some = r.psi_io_some;
-	o.swap_used = r.swap_used;
-	o.page_cache = r.page_cache;
+	o.reasons_ok = r->gpu_reasons_ok;
+	o.reasons = r->gpu_reasons;
+	o.viol_thermal_s = r->gpu_thermal_viol_s;
+	o.viol_power_s = r->gpu_power_viol_s;
+	o.gpu_temp_c = r->gpu_temp_c;
+	o.soc_temp_c = r->soc_temp_c;
+	o.gpu_power_w = r->gpu_power_w;
+	o.pl1_w = r->pl1_w;
+	o.pl1_cap_w = r->pl1_cap_w;
+	o.psi_mem_some = r->psi_mem_some;
+	o.psi_mem_full = r->psi_mem_full;
+	o.psi_cpu_some = r->psi_cpu_some;
+	o.psi_io_some = r->psi_io_some;
+	o.swap_used = r->swap_used;
+	o.page_cache = r->page_cache;
 	o.process_appeared = appeared;
 	enum sp_attr_event e = sp_attr_feed(&w->attr, &o);
 	if (e != SP_ATTR_NONE) {
 		/* the episode row carries the sample's time */
 		episode_line(w, e);
 	}
+}
+
+/* One sample: read, its events, its row (with the job's memory and
+ * throughput), attribution, the log, the metrics endpoint's copy. */
+static void take_sample(struct wl *w)
+{
+	struct sp_sample *s = &w->sample;
+	bool full = sample_read(w);
+
+	struct sp_logrow rows[24];
+	bool appeared = false;
+	int n = sp_events_diff(&w->ev, s, full, w->tree.pids, w->tree.n, rows, 24, &appeared);
+	for (int i = 0; i < n; i++)
+		emit(w, &rows[i]);
+
+	struct sp_logrow r;
+	sp_logrow_from_sample(&r, s);
+	if (w->root > 0 || w->root_is_self)
+		r.job_rss_bytes = (double)w->tree.rss_bytes;
+	sample_rate(w, &r);
+	sample_attr(w, s, &r, appeared);
 	emit(w, &r);
-	if (g_metrics.on)
+	if (w->metrics.on)
 		metrics_publish(w, s);
 }
 
@@ -516,17 +553,18 @@ static void cmd_words(char *out, size_t n, char **argv)
 			*p = ' ';
 }
 
-/* ---- the loop ------------------------------------------------------------------------------ */
+/* ---- the start ----------------------------------------------------------------------------- */
 
-int sp_watchloop(const struct sp_wl_opts *o)
+static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 {
-	struct wl *w = &g_wl;
 	memset(w, 0, sizeof *w);
 	w->o = o;
 	w->rate = NAN;
 	w->g_wake = w->g_stop = -1;
+	w->sfd = w->pidfd = -1;
 	atomic_init(&w->job_alive, false);
 	atomic_init(&w->guard_stopped, false);
+	pthread_mutex_init(&w->metrics.lock, NULL);
 	sp_read_opts_init(&w->ro);
 	w->ro.reserve = o->reserve;
 	sp_summary_init(&w->sum);
@@ -534,43 +572,46 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	sp_attr_init(&w->attr, o->baseline_window_s, o->slowdown_pct);
 	for (int i = 0; i < 2; i++)
 		sp_progress_init(&w->prog[i], o->progress_re);
+}
 
-	sigset_t mask, orig;
+/* SIGCHLD, SIGINT, SIGTERM and SIGHUP come through w->sfd. 0, or the exit code. */
+static int signals_open(struct wl *w)
+{
+	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &orig);
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		sigprocmask(SIG_SETMASK, &orig, NULL);
+	sigprocmask(SIG_BLOCK, &mask, &w->orig);
+	w->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (w->sfd < 0) {
+		sigprocmask(SIG_SETMASK, &w->orig, NULL);
 		return sp_error("signalfd: %s", strerror(errno)), SP_EXIT_TROUBLE;
 	}
+	return 0;
+}
 
-	/* the endpoint first: a busy port must not leave a job started */
-	struct sp_server *srv = NULL;
-	if (o->metrics_listen) {
-		srv = metrics_start(o, o->argv, sp_wall_now());
-		if (!srv) {
-			close(sfd);
-			sigprocmask(SIG_SETMASK, &orig, NULL);
-			return SP_EXIT_TROUBLE;
-		}
-	}
+/* A start that failed after signals_open: the endpoint, the signalfd, the mask. */
+static void start_undo(struct wl *w)
+{
+	sp_serve_stop(w->srv);
+	w->srv = NULL;
+	close(w->sfd);
+	sigprocmask(SIG_SETMASK, &w->orig, NULL);
+}
 
-	/* the job, or the process we watch */
-	int pidfd = -1;
+/* The job (run), or the process we watch (--pid). 0, or the exit code. */
+static int job_start(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
 	if (o->argv) {
 		/* orphans of the job (a daemonised helper) come back to us, so the
 		 * tree, its memory and the guard still cover them */
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-		int e = sp_child_spawn(&w->child, o->argv, &orig);
+		int e = sp_child_spawn(&w->child, o->argv, &w->orig);
 		if (e < 0) {
 			sp_error("'%s': %s", o->argv[0], e == -ENOENT ? "command not found" : strerror(-e));
-			sp_serve_stop(srv);
-			close(sfd);
-			sigprocmask(SIG_SETMASK, &orig, NULL);
 			return e == -ENOENT ? 127 : 126;
 		}
 		w->have_child = true;
@@ -578,24 +619,27 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		w->root = w->child.pid;
 		atomic_store(&w->job_alive, true);
 	} else if (o->pid > 0) {
-		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
-			sp_serve_stop(srv);
-			close(sfd);
-			sigprocmask(SIG_SETMASK, &orig, NULL);
+		if (kill(o->pid, 0) < 0 && errno == ESRCH)
 			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
-		}
-		pidfd = pidfd_open_(o->pid);
+		w->pidfd = pidfd_open_(o->pid);
 		w->root = o->pid;
 		atomic_store(&w->job_alive, true);
 	}
+	return 0;
+}
 
-	/* the log */
+/* The log (a failure is said and the job runs without it), then the
+ * watcher's own hardening. */
+static void log_open(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
 	char logname[1024];
 	if (o->log_path)
 		snprintf(logname, sizeof logname, "%s", o->log_path);
 	else
 		default_log_name(logname, sizeof logname);
 	double t0 = sp_mono_now();
+	w->t0 = t0;
 	int le = sp_csvlog_open(&w->log, logname, o->fsync_s, t0);
 	if (le < 0) {
 		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
@@ -615,7 +659,12 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		sp_warn("%s", hw);
 	if (o->guard_flush_asked && !o->guard.can_flush)
 		sp_note("guard: --guard-flush needs root; the guard will skip the page cache flush");
+}
 
+/* The log's first row: the interval, the host, the job. */
+static void start_event(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
 	char host[64] = "", detail[256], words[160];
 	gethostname(host, sizeof host - 1);
 	if (o->argv) {
@@ -630,137 +679,202 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		}
 	}
 	emit_event(w, SP_EV_START, detail);
+}
 
-	/* the guard */
-	if (sp_guard_enabled(&o->guard)) {
-		sp_guard_init(&w->guard, &o->guard);
-		pthread_mutex_init(&w->gq_lock, NULL);
-		w->g_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		w->g_stop = eventfd(0, EFD_CLOEXEC);
-		if (w->g_wake >= 0 && w->g_stop >= 0 && pthread_create(&w->gthread, NULL, guard_main, w) == 0)
-			w->gthread_on = true;
-		else
-			sp_error("the guard could not start: %s", strerror(errno));
+static void guard_start(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	if (!sp_guard_enabled(&o->guard))
+		return;
+	sp_guard_init(&w->guard, &o->guard);
+	pthread_mutex_init(&w->gq_lock, NULL);
+	w->g_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->g_stop = eventfd(0, EFD_CLOEXEC);
+	if (w->g_wake >= 0 && w->g_stop >= 0 && pthread_create(&w->gthread, NULL, guard_main, w) == 0)
+		w->gthread_on = true;
+	else
+		sp_error("the guard could not start: %s", strerror(errno));
+}
+
+/* Everything before the loop. 0, or the exit code of a start that failed
+ * (then nothing is left open). */
+static int engine_start(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	int rc = signals_open(w);
+	if (rc)
+		return rc;
+	/* the endpoint first: a busy port must not leave a job started */
+	if (o->metrics_listen) {
+		w->srv = metrics_start(w, o->argv, sp_wall_now());
+		if (!w->srv) {
+			start_undo(w);
+			return SP_EXIT_TROUBLE;
+		}
 	}
+	rc = job_start(w);
+	if (rc) {
+		start_undo(w);
+		return rc;
+	}
+	log_open(w);
+	start_event(w);
+	guard_start(w);
+	w->next = w->t0;
+	w->t_end = o->duration_s > 0 ? w->t0 + o->duration_s : INFINITY;
+	return 0;
+}
 
-	/* the loop */
-	bool job_done = false, stop = false, interrupted = false, counted = false;
-	int status = 0, stop_sig = 0;
-	double t_done = 0, next = t0;
-	double t_end = o->duration_s > 0 ? t0 + o->duration_s : INFINITY;
-	static char buf[65536];
-	for (;;) {
-		double now = sp_mono_now();
-		/* without a pidfd (kernels before 5.3), --pid is checked each turn */
-		if (!w->have_child && o->pid > 0 && pidfd < 0 && !job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
-			job_done = true;
-			t_done = now;
+/* ---- the loop ------------------------------------------------------------------------------ */
+
+/* SIGCHLD: reap; the job's end is noted (the relay's too). */
+static void reap_children(struct wl *w)
+{
+	int st;
+	pid_t c;
+	while ((c = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (w->have_child && c == w->child.pid) {
+			w->status = st;
+			w->job_done = true;
+			w->t_done = sp_mono_now();
 			atomic_store(&w->job_alive, false);
+		} else if (c == w->child.relay) {
+			w->child.relay = 0;
 		}
-		if (!job_done && !stop && now >= next) {
-			take_sample(w);
-			if (o->count > 0 && w->sum.samples >= o->count) {
-				stop = true;
-				counted = true;
-				continue;
-			}
-			next += o->interval_s;
-			now = sp_mono_now();
-			if (next < now)
-				next = now + o->interval_s; /* fell behind (a slow read): do not burst */
-		}
-		if (job_done) {
-			bool drained = w->child.prog_fd[0] < 0 && w->child.prog_fd[1] < 0;
-			if (drained || now - t_done >= DRAIN_S)
-				break;
-		}
-		if (stop || now >= t_end)
-			break;
-		double until = job_done ? t_done + DRAIN_S : next;
-		if (t_end < until)
-			until = t_end;
-		int ms = (int)ceil((until - now) * 1000.0);
-		if (ms < 0)
-			ms = 0;
-		struct pollfd p[5] = {
-			{ .fd = sfd, .events = POLLIN },
-			{ .fd = w->child.prog_fd[0], .events = POLLIN },
-			{ .fd = w->child.prog_fd[1], .events = POLLIN },
-			{ .fd = w->g_wake, .events = POLLIN },
-			{ .fd = pidfd, .events = POLLIN },
-		};
-		if (!w->have_child)
-			p[1].fd = p[2].fd = -1;
-		int pr = poll(p, 5, ms);
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr <= 0)
+	}
+}
+
+/* The signalfd: children ended; INT, TERM, HUP go to the job (run) or end
+ * the watch. */
+static void on_signals(struct wl *w)
+{
+	struct signalfd_siginfo si;
+	while (read(w->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		int sig = (int)si.ssi_signo;
+		if (sig == SIGCHLD) {
+			reap_children(w);
 			continue;
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-				int sig = (int)si.ssi_signo;
-				if (sig == SIGCHLD) {
-					int st;
-					pid_t c;
-					while ((c = waitpid(-1, &st, WNOHANG)) > 0) {
-						if (w->have_child && c == w->child.pid) {
-							status = st;
-							job_done = true;
-							t_done = sp_mono_now();
-							atomic_store(&w->job_alive, false);
-						} else if (c == w->child.relay) {
-							w->child.relay = 0;
-						}
-					}
-					continue;
-				}
-				if (w->have_child) {
-					interrupted = true;
-					if (sent_to_us(&si) && !job_done)
-						kill(w->child.pid, sig);
-				} else {
-					stop = true;
-					stop_sig = sig;
-				}
-			}
 		}
-		for (int i = 0; i < 2; i++) {
-			if (!(p[1 + i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t n = read(w->child.prog_fd[i], buf, sizeof buf);
-			if (n > 0)
-				sp_progress_feed(&w->prog[i], buf, (size_t)n);
-			else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close(w->child.prog_fd[i]);
-				w->child.prog_fd[i] = -1;
-			}
-		}
-		if (w->g_wake >= 0 && (p[3].revents & POLLIN))
-			guard_drain(w);
-		if (pidfd >= 0 && (p[4].revents & POLLIN)) {
-			job_done = true;
-			t_done = sp_mono_now();
-			atomic_store(&w->job_alive, false);
-			close(pidfd);
-			pidfd = -1;
+		if (w->have_child) {
+			w->interrupted = true;
+			if (sent_to_us(&si) && !w->job_done)
+				kill(w->child.pid, sig);
+		} else {
+			w->stop = true;
+			w->stop_sig = sig;
 		}
 	}
-	(void)interrupted;
+}
 
-	/* the end */
-	if (w->gthread_on) {
-		uint64_t one = 1;
-		ssize_t x = write(w->g_stop, &one, sizeof one);
-		(void)x;
-		pthread_join(w->gthread, NULL);
-		guard_drain(w);
+/* The relay's copy of the job's stdout (i 0) or stderr (i 1), to the
+ * progress parser; the pipe is closed at its end. */
+static void on_relay(struct wl *w, int i)
+{
+	ssize_t n = read(w->child.prog_fd[i], w->buf, sizeof w->buf);
+	if (n > 0)
+		sp_progress_feed(&w->prog[i], w->buf, (size_t)n);
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		close(w->child.prog_fd[i]);
+		w->child.prog_fd[i] = -1;
 	}
+}
+
+/* Wait in one poll until the next sample (or the drain's or --duration's
+ * end) for a signal, the relay, the guard's rows or --pid's end. false:
+ * the loop ends (poll failed). */
+static bool loop_wait(struct wl *w, double now)
+{
+	double until = w->job_done ? w->t_done + DRAIN_S : w->next;
+	if (w->t_end < until)
+		until = w->t_end;
+	int ms = (int)ceil((until - now) * 1000.0);
+	if (ms < 0)
+		ms = 0;
+	struct pollfd p[5] = {
+		{ .fd = w->sfd, .events = POLLIN },
+		{ .fd = w->child.prog_fd[0], .events = POLLIN },
+		{ .fd = w->child.prog_fd[1], .events = POLLIN },
+		{ .fd = w->g_wake, .events = POLLIN },
+		{ .fd = w->pidfd, .events = POLLIN },
+	};
+	if (!w->have_child)
+		p[1].fd = p[2].fd = -1;
+	int pr = poll(p, 5, ms);
+	if (pr < 0 && errno != EINTR)
+		return false;
+	if (pr <= 0)
+		return true;
+	if (p[0].revents & POLLIN)
+		on_signals(w);
 	for (int i = 0; i < 2; i++)
-		sp_progress_flush(&w->prog[i]);
-	if (!counted)
-		take_sample(w); /* the state at the end */
-	int rc = 0;
+		if (p[1 + i].revents & (POLLIN | POLLHUP | POLLERR))
+			on_relay(w, i);
+	if (w->g_wake >= 0 && (p[3].revents & POLLIN))
+		guard_drain(w);
+	if (w->pidfd >= 0 && (p[4].revents & POLLIN)) {
+		w->job_done = true;
+		w->t_done = sp_mono_now();
+		atomic_store(&w->job_alive, false);
+		close(w->pidfd);
+		w->pidfd = -1;
+	}
+	return true;
+}
+
+/* One turn of the loop: a sample when one is due, then the wait. false:
+ * the loop ends (the job ended and its output drained, a stop, --count,
+ * --duration). */
+static bool loop_turn(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	double now = sp_mono_now();
+	/* without a pidfd (kernels before 5.3), --pid is checked each turn */
+	if (!w->have_child && o->pid > 0 && w->pidfd < 0 && !w->job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
+		w->job_done = true;
+		w->t_done = now;
+		atomic_store(&w->job_alive, false);
+	}
+	if (!w->job_done && !w->stop && now >= w->next) {
+		take_sample(w);
+		if (o->count > 0 && w->sum.samples >= o->count) {
+			w->stop = true;
+			w->counted = true;
+			return true;
+		}
+		w->next += o->interval_s;
+		now = sp_mono_now();
+		if (w->next < now)
+			w->next = now + o->interval_s; /* fell behind (a slow read): do not burst */
+	}
+	if (w->job_done) {
+		bool drained = w->child.prog_fd[0] < 0 && w->child.prog_fd[1] < 0;
+		if (drained || now - w->t_done >= DRAIN_S)
+			return false;
+	}
+	if (w->stop || now >= w->t_end)
+		return false;
+	return loop_wait(w, now);
+}
+
+/* ---- the end ------------------------------------------------------------------------------- */
+
+static void guard_end(struct wl *w)
+{
+	if (!w->gthread_on)
+		return;
+	uint64_t one = 1;
+	ssize_t x = write(w->g_stop, &one, sizeof one);
+	(void)x;
+	pthread_join(w->gthread, NULL);
+	guard_drain(w);
+}
+
+/* The log's last row: how the job ended (run: returns its exit code) or
+ * why the watch stopped (returns 0). */
+static int end_event(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	int status = w->status;
 	char d[200];
 	if (w->have_child) {
 		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -769,8 +883,8 @@ int sp_watchloop(const struct sp_wl_opts *o)
 			by = "signal";
 			/* the cgroup's counter rose, or the kernel's own word where we may
 			 * read it (not in a fixture run) */
-			bool cg_oom = w->oom_first_ok && sp_ok(g_sample.cg.oom_kill.why) &&
-				      g_sample.cg.oom_kill.v > w->oom_kill_first;
+			bool cg_oom = w->oom_first_ok && sp_ok(w->sample.cg.oom_kill.why) &&
+				      w->sample.cg.oom_kill.v > w->oom_kill_first;
 			if (WTERMSIG(status) == SIGKILL &&
 			    (cg_oom || (!sp_paths_is_fixture() && sp_kmsg_check_oom(w->child.pid) == 1)))
 				by = "oom_kill";
@@ -782,21 +896,60 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		else
 			snprintf(d, sizeof d, "ended_by=%s exit_code=%d", by, code);
 		emit_event(w, SP_EV_EXIT, d);
-		rc = code;
-	} else {
-		if (o->pid > 0 && job_done)
-			snprintf(d, sizeof d, "reason=pid_ended pid=%d", (int)o->pid);
-		else if (stop_sig)
-			snprintf(d, sizeof d, "reason=signal signal=%d", stop_sig);
-		else if (counted)
-			snprintf(d, sizeof d, "reason=count count=%ld", o->count);
-		else
-			snprintf(d, sizeof d, "reason=duration");
-		emit_event(w, SP_EV_STOP, d);
+		return code;
 	}
-	if (srv) {
-		sp_serve_stop(srv);
-		g_metrics.on = false;
+	if (o->pid > 0 && w->job_done)
+		snprintf(d, sizeof d, "reason=pid_ended pid=%d", (int)o->pid);
+	else if (w->stop_sig)
+		snprintf(d, sizeof d, "reason=signal signal=%d", w->stop_sig);
+	else if (w->counted)
+		snprintf(d, sizeof d, "reason=count count=%ld", o->count);
+	else
+		snprintf(d, sizeof d, "reason=duration");
+	emit_event(w, SP_EV_STOP, d);
+	return 0;
+}
+
+/* --summary FILE: the summary as JSON. 0, or -1 when it could not be
+ * written (said). */
+static int summary_write(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	json_t *j = sp_summary_json(&w->sum);
+	char *txt = sp_json_format(j);
+	json_decref(j);
+	int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
+	if (txt && e == 0) {
+		/* a trailing newline for people who cat it */
+		int fd = open(o->summary_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t x = write(fd, "\n", 1);
+			(void)x;
+			close(fd);
+		}
+	}
+	free(txt);
+	if (e < 0) {
+		sp_error("'%s': %s", o->summary_path, strerror(-e));
+		return -1;
+	}
+	return 0;
+}
+
+/* After the loop: the guard stops, a last sample, the last row, the
+ * endpoint stops, the log closes, the summary. Returns the exit code. */
+static int engine_finish(struct wl *w)
+{
+	guard_end(w);
+	for (int i = 0; i < 2; i++)
+		sp_progress_flush(&w->prog[i]);
+	if (!w->counted)
+		take_sample(w); /* the state at the end */
+	int rc = end_event(w);
+	if (w->srv) {
+		sp_serve_stop(w->srv);
+		w->srv = NULL;
+		w->metrics.on = false;
 	}
 	sp_summary_finish(&w->sum);
 	if (w->log.lost > 0)
@@ -805,33 +958,20 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	fflush(stdout);
 	sp_summary_print(stderr, &w->sum);
 	fflush(stderr);
-	if (o->summary_path) {
-		json_t *j = sp_summary_json(&w->sum);
-		char *txt = sp_json_format(j);
-		json_decref(j);
-		int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
-		if (txt && e == 0) {
-			/* a trailing newline for people who cat it */
-			int fd = open(o->summary_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-			if (fd >= 0) {
-				ssize_t x = write(fd, "\n", 1);
-				(void)x;
-				close(fd);
-			}
-		}
-		free(txt);
-		if (e < 0) {
-			sp_error("'%s': %s", o->summary_path, strerror(-e));
-			if (!w->have_child)
-				rc = SP_EXIT_IO;
-		}
-	}
+	if (w->o->summary_path && summary_write(w) < 0 && !w->have_child)
+		rc = SP_EXIT_IO;
+	return rc;
+}
+
+/* Close what the loop held, reap what already ended, restore the mask. */
+static void engine_close(struct wl *w)
+{
 	if (w->g_wake >= 0)
 		close(w->g_wake);
 	if (w->g_stop >= 0)
 		close(w->g_stop);
-	if (pidfd >= 0)
-		close(pidfd);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
 	for (int i = 0; i < 2; i++)
 		if (w->child.prog_fd[i] >= 0)
 			close(w->child.prog_fd[i]);
@@ -839,76 +979,24 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	 * finish on its own; reap whatever already ended so we hold no zombie */
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &orig, NULL);
+	close(w->sfd);
+	sigprocmask(SIG_SETMASK, &w->orig, NULL);
+}
+
+int sp_engine_run(const struct sp_engine_opts *o)
+{
+	struct wl *w = malloc(sizeof *w);
+	if (!w)
+		return sp_error("out of memory"), SP_EXIT_TROUBLE;
+	engine_init(w, o);
+	int rc = engine_start(w);
+	if (rc == 0) {
+		while (loop_turn(w))
+			;
+		rc = engine_finish(w);
+		engine_close(w);
+	}
+	pthread_mutex_destroy(&w->metrics.lock);
+	free(w);
 	return rc;
-}
-
-static double duration_arg(const struct sp_wl_opts *o, const char *flag, const char *arg, double min)
-{
-	double v;
-	if (sp_parse_duration(arg, &v) < 0 || !(v >= min))
-		sp_usage_error(o->cmdname, "%s: '%s' is not a duration of at least %gs (e.g. 30, 1.5, 5m)", flag, arg, min);
-	return v;
-}
-
-static double pct_arg(const struct sp_wl_opts *o, const char *flag, const char *arg)
-{
-	char *end;
-	double v = strtod(arg, &end);
-	if (end == arg || (*end && strcmp(end, "%") != 0) || !(v > 0 && v < 100))
-		sp_usage_error(o->cmdname, "%s: '%s' is not a percentage between 0 and 100", flag, arg);
-	return v;
-}
-
-int sp_wl_opt(struct sp_wl_opts *o, int c, const char *arg)
-{
-	switch (c) {
-	case SP_WL_INTERVAL:
-		o->interval_s = duration_arg(o, "--interval", arg, 0.05);
-		return 1;
-	case SP_WL_LOG:
-		o->log_path = arg;
-		return 1;
-	case SP_WL_SUMMARY:
-		o->summary_path = arg;
-		return 1;
-	case SP_WL_FSYNC:
-		o->fsync_s = duration_arg(o, "--fsync-interval", arg, 0);
-		return 1;
-	case SP_WL_BASEWIN:
-		o->baseline_window_s = duration_arg(o, "--baseline-window", arg, 0);
-		return 1;
-	case SP_WL_SLOWDOWN:
-		o->slowdown_pct = pct_arg(o, "--slowdown", arg);
-		return 1;
-	case SP_WL_GMINFREE:
-		if (sp_parse_size(arg, &o->guard.min_free) < 0 || o->guard.min_free == 0)
-			sp_usage_error(o->cmdname, "--guard-min-free: '%s' is not a size (e.g. 8GiB, 512M)", arg);
-		return 1;
-	case SP_WL_GPSI:
-		o->guard.psi_full_pct = pct_arg(o, "--guard-psi-full", arg);
-		return 1;
-	case SP_WL_GFLUSH:
-		o->guard_flush_asked = true;
-		o->guard.can_flush = geteuid() == 0;
-		return 1;
-	case SP_WL_GGRACE:
-		o->guard.grace_s = duration_arg(o, "--guard-grace", arg, 0);
-		return 1;
-	case SP_WL_METRICS: {
-		struct sockaddr_storage ss;
-		socklen_t sl;
-		if (sp_serve_parse_addr(arg, &ss, &sl) < 0)
-			sp_usage_error(o->cmdname, "--metrics-listen: '%s' is not ADDR:PORT (e.g. 127.0.0.1:9852)", arg);
-		o->metrics_listen = arg;
-		return 1;
-	}
-	case SP_WL_RESERVE:
-		if (sp_parse_size(arg, &o->reserve) < 0)
-			sp_usage_error(o->cmdname, "--reserve: '%s' is not a size", arg);
-		return 1;
-	default:
-		return 0;
-	}
 }

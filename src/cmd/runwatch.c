@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+/* The checks of the options run and watch share (runwatch.h). */
+#include "cmd/runwatch.h"
+#include "out/serve_http.h"
+
+#include <unistd.h>
+
+const char *sp_opt_guard_flush(void *opts, const char *unused)
+{
+	struct sp_engine_opts *o = opts;
+	(void)unused;
+	o->guard_flush_asked = true;
+	o->guard.can_flush = geteuid() == 0;
+	return NULL;
+}
+
+const char *sp_opt_metrics_listen(void *addr, const char *value)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	if (sp_serve_parse_addr(value, &ss, &sl) < 0)
+		return "is not ADDR:PORT (e.g. 127.0.0.1:9852)";
+	*(const char **)addr = value;
+	return NULL;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* The options run and watch share, declared once as option-table entries
+ * (util/opt.h) into a struct sp_engine_opts: the sampling, the log, the
+ * attribution, the guard, the budget and the metrics endpoint. Each command
+ * puts SP_OPT_RUNWATCH(&o) in its table beside its own options. */
+#ifndef SP_RUNWATCH_H
+#define SP_RUNWATCH_H
+#include "engine/engine.h"
+#include "util/opt.h"
+
+/* --guard-flush: asked for, and possible only as root (target: the opts) */
+const char *sp_opt_guard_flush(void *opts, const char *unused);
+/* --metrics-listen ADDR:PORT, checked (target: a const char *) */
+const char *sp_opt_metrics_listen(void *addr, const char *value);
+
+/* the help column of run and watch */
+#define SP_RUNWATCH_HELP_COL 26
+
+#define SP_OPT_RUNWATCH(o)                                                                                     \
+	SP_OPT_DURATION("interval", &(o)->interval_s, "S", 0.05, 0, 0,                                         \
+			"sample every S seconds (default 30; 1 is cheap)"),                                    \
+	SP_OPT_STRING("log", &(o)->log_path, "FILE", "the CSV log (default sparkops-YYYYmmdd-HHMMSS.csv here)"), \
+	SP_OPT_STRING("summary", &(o)->summary_path, "FILE", "also write the end summary as JSON to FILE"),      \
+	SP_OPT_DURATION("fsync-interval", &(o)->fsync_s, "S", 0, 0, 0,                                         \
+			"fsync the log at most every S seconds (default 60)"),                                 \
+	SP_OPT_DURATION("baseline-window", &(o)->baseline_window_s, "S", 0, 0, 0,                              \
+			"throughput over the first S seconds after the first\n"                                \
+			"progress line is the baseline (default 300)"),                                        \
+	SP_OPT_PERCENT("slowdown", &(o)->slowdown_pct, "PCT",                                                  \
+		       "a fall of more than PCT% below the baseline for 3\n"                                   \
+		       "samples is a slowdown episode (default 15)"),                                          \
+	SP_OPT_SIZE_POS("guard-min-free", &(o)->guard.min_free, "SIZE",                                        \
+			"guard: keep MemFree above SIZE (warn, flush, stop)"),                                 \
+	SP_OPT_PERCENT("guard-psi-full", &(o)->guard.psi_full_pct, "PCT",                                      \
+		       "guard: act when PSI memory full avg10 stays above PCT"),                               \
+	SP_OPT_CALLBACK_NOARG("guard-flush", (o), sp_opt_guard_flush,                                          \
+			      "guard: flush the page cache before stopping (root)"),                           \
+	SP_OPT_DURATION("guard-grace", &(o)->guard.grace_s, "S", 0, 0, 0,                                      \
+			"guard: SIGKILL S seconds after SIGTERM (default 10)"),                                \
+	SP_OPT_SIZE("reserve", &(o)->reserve, "SIZE", "memory kept back for the OS in the budget (default 4GiB)"), \
+	SP_OPT_CALLBACK("metrics-listen", &(o)->metrics_listen, "ADDR:PORT", sp_opt_metrics_listen,            \
+			"also serve the latest sample and the job's\n"                                         \
+			"throughput and slowdown cause at http://ADDR:PORT/metrics")
+#endif
