@@ -6,27 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-static const char *opt_procfs, *opt_sysfs;
-
 void sp_roots_apply(void)
 {
-	sp_paths_init(opt_procfs, opt_sysfs);
-}
-
-int sp_common_opt(int c, const char *arg)
-{
-	switch (c) {
-	case SP_OPT_PROCFS:
-		opt_procfs = arg;
-		sp_roots_apply();
-		return 1;
-	case SP_OPT_SYSFS:
-		opt_sysfs = arg;
-		sp_roots_apply();
-		return 1;
-	default:
-		return 0;
-	}
+	sp_paths_init(NULL, NULL);
 }
 
 void sp_usage_error(const char *cmd, const char *fmt, ...)
@@ -39,10 +21,4 @@ void sp_usage_error(const char *cmd, const char *fmt, ...)
 	sp_error("%s", msg);
 	sp_note("see '%s %s%s--help'", sp_progname, cmd ? cmd : "", cmd ? " " : "");
 	exit(SP_EXIT_USAGE);
-}
-
-int sp_print_help(const char *text)
-{
-	fputs(text, stdout);
-	return sp_finish_stdout();
 }

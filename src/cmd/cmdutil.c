@@ -6,32 +6,9 @@
 #include "util/units.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <unistd.h>
 #include <limits.h>
 #include <string.h>
-
-void sp_opt_begin(void)
-{
-	optind = 0; /* a full reset: the top level's '+' does not carry over */
-	opterr = 0;
-}
-
-void sp_opt_bad(const char *cmd, int c, char **argv)
-{
-	const char *arg = argv[optind - 1];
-	if (c == ':')
-		sp_usage_error(cmd, "option '%s' needs a value", arg);
-	if (strncmp(arg, "--", 2) == 0) {
-		/* "--json=1": getopt_long names a known option in optopt */
-		const char *eq = strchr(arg, '=');
-		int name_len = eq ? (int)(eq - arg) : (int)strlen(arg);
-		if (eq && optopt)
-			sp_usage_error(cmd, "option '%.*s' takes no value", name_len, arg);
-		sp_usage_error(cmd, "unknown option '%.*s'", name_len, arg);
-	}
-	sp_usage_error(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
-}
 
 const char *sp_opt_no_processes(void *ro, const char *unused)
 {

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What ladder, report, metrics and serve share: one message for a bad option
- * that names it (getopt's own complaint is off: opterr = 0 and an optstring
- * starting with ':'), the reading options of the commands that take a sample
- * (--reserve, --min-rss, --no-processes), a JSON string from any bytes, and
- * one timed reading for the Prometheus exposition. */
+/* What the commands share: the reading options of the commands that take a
+ * sample (--reserve, --min-rss, --no-processes) as option-table entries, the
+ * one read loop of the commands that stream a file, and one timed reading
+ * for the Prometheus exposition. */
 #ifndef SP_CMDUTIL_H
 #define SP_CMDUTIL_H
 #include "out/sample_json.h" /* sp_json_text */
@@ -11,16 +10,6 @@
 #include "util/opt.h"
 
 #include <jansson.h>
-
-/* The optstring for commands whose only short option is -h. */
-#define SP_OPTSTRING ":h"
-
-/* Sets opterr = 0 and optind = 0 (a full reset): call before the getopt_long loop. */
-void sp_opt_begin(void);
-/* getopt_long returned ':' (a value missing) or '?' (an unknown option, or
- * a value given to one that takes none): "option '--x' needs a value",
- * "option '--x' takes no value", "unknown option '--x'", then exit 2. */
-void sp_opt_bad(const char *cmd, int c, char **argv) __attribute__((noreturn));
 
 /* The reading options as option-table entries (util/opt.h), into *ro:
  * --reserve SIZE, --min-rss SIZE, --no-processes. */

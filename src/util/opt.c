@@ -5,9 +5,7 @@
 #include "util/paths.h"
 #include "util/units.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -69,18 +67,6 @@ static bool in_bounds(const struct sp_option *o, double v)
 	return o->hi == 0 || v <= o->hi;
 }
 
-/* One whole number in [lo, hi]: the bounded-number parser of the options. */
-static int parse_whole(const char *s, double lo, double hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long n = strtol(s, &end, 10);
-	if (end == s || *end || errno == ERANGE || (double)n < lo || (double)n > hi)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 /* Apply one value to its target; NULL, or the error after "--name: 'value' ". */
 static const char *apply(const struct sp_option *o, const char *v, char *why, size_t n)
 {
@@ -121,7 +107,7 @@ static const char *apply(const struct sp_option *o, const char *v, char *why, si
 	case SP_OPTK_INT:
 	case SP_OPTK_LONG: {
 		long x;
-		if (parse_whole(v, o->lo, o->hi, &x) < 0) {
+		if (sp_parse_long_range(v, (long)o->lo, (long)o->hi, &x) < 0) {
 			snprintf(why, n, "is not a whole number in %.0f..%.0f", o->lo, o->hi);
 			return why;
 		}

@@ -28,6 +28,28 @@ for c in $cmds; do
 	done
 done
 
+# the option table is the truth: every option a command's table declares
+# (--sparkops-options lists them) is in its --help and in the man page, and
+# the top level's --procfs/--sysfs go through the same table
+for c in $cmds; do
+	run $SPARKOPS $c --sparkops-options
+	expect_rc 0 "$c --sparkops-options exits 0"
+	cp "$OUT" "$TMP/opts"
+	[ -s "$TMP/opts" ]
+	_report $? "$c: its option table is not empty"
+	$SPARKOPS $c --help >"$TMP/help" 2>&1
+	while read -r o _; do
+		case "$o" in --help|--procfs|--sysfs) continue ;; esac
+		grep -q -- "$o" "$TMP/help"
+		_report $? "$c --help lists '$o' from its table"
+		esc=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
+		grep -q -- "$esc" "$MAN" || grep -q -- "$o" "$MAN"
+		_report $? "man page documents '$c $o' (from the table)"
+	done <"$TMP/opts"
+done
+run $SPARKOPS --procfsXYZ /x status
+expect_rc 2 "the top level refuses --procfsXYZ (not taken for --procfs)"
+
 dest="$TMP/dest"
 make -s -C "$top" BUILD="${BUILD_DIR#$top/}" DESTDIR="$dest" PREFIX=/usr install >/dev/null 2>&1
 [ -x "$dest/usr/bin/sparkops" ] && [ -f "$dest/usr/share/man/man1/sparkops.1" ]
