@@ -21,6 +21,15 @@ const char *sp_opt_no_processes(void *ro, const char *unused);
 	SP_OPT_CALLBACK_NOARG("no-processes", (ro), sp_opt_no_processes,                                 \
 			      "skip the scan of /proc for servers and trainers")
 
+/* The same for the exporters (metrics, serve): their help says "export". */
+#define SP_OPT_READ_EXPORT(ro)                                                                           \
+	SP_OPT_SIZE("reserve", &(ro)->reserve, "SIZE", "memory kept back for the OS and driver (default 4GiB)"), \
+	SP_OPT_SIZE("min-rss", &(ro)->proc_min_rss, "SIZE",                                              \
+		    "also export unrecognised processes above SIZE (default 2GiB)"),                     \
+	SP_OPT_CALLBACK_NOARG("no-processes", (ro), sp_opt_no_processes,                                 \
+			      "skip the scan of /proc for servers and trainers (the costliest\n"         \
+			      "reading on a busy machine; the process series are left out)")
+
 /* Read fd to its end in 64 KiB chunks (EINTR retried), handing each chunk to
  * feed, which returns non-zero to stop early: the one read loop of the
  * commands that stream a file through a push parser (ladder's log, report's

@@ -52,12 +52,7 @@ static int parse_opts(int argc, char **argv, struct metrics_opts *o)
 		SP_OPT_DURATION("interval", &o->interval, "DURATION", 0.1, 86400, 0,
 				"with --textfile: write again every DURATION (e.g. 15s)\n"
 				"until SIGINT or SIGTERM"),
-		SP_OPT_SIZE("reserve", &o->ro.reserve, "SIZE", "memory kept back for the OS and driver (default 4GiB)"),
-		SP_OPT_SIZE("min-rss", &o->ro.proc_min_rss, "SIZE",
-			    "also export unrecognised processes above SIZE (default 2GiB)"),
-		SP_OPT_CALLBACK_NOARG("no-processes", &o->ro, sp_opt_no_processes,
-				      "skip the scan of /proc for servers and trainers (the costliest\n"
-				      "reading on a busy machine; the process series are left out)"),
+		SP_OPT_READ_EXPORT(&o->ro),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, table, argc, argv);

@@ -85,12 +85,7 @@ static int parse_opts(int argc, char **argv, struct sp_serve_opts *so, struct sp
 		SP_OPT_INT("per-ip", &per_ip, "N", 1, 10000, "connections at once from one address (default 8)"),
 		SP_OPT_DURATION("timeout", &timeout, "DURATION", 1, 3600, 0,
 				"close idle or slow connections after this (default 10s)"),
-		SP_OPT_SIZE("reserve", &ro->reserve, "SIZE", "memory kept back for the OS and driver (default 4GiB)"),
-		SP_OPT_SIZE("min-rss", &ro->proc_min_rss, "SIZE",
-			    "also export unrecognised processes above SIZE (default 2GiB)"),
-		SP_OPT_CALLBACK_NOARG("no-processes", ro, sp_opt_no_processes,
-				      "skip the scan of /proc for servers and trainers (the costliest\n"
-				      "reading on a busy machine; the process series are left out)"),
+		SP_OPT_READ_EXPORT(ro),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, table, argc, argv);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -91,6 +92,14 @@ int sp_read_line(const char *path, char *buf, size_t cap)
 	return 0;
 }
 
+/* the rest of a token is blanks (a sysfs value ends with its newline) */
+static bool only_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	return !*p;
+}
+
 int sp_parse_i64(const char *s, int64_t *out)
 {
 	while (*s == ' ' || *s == '\t')
@@ -102,9 +111,7 @@ int sp_parse_i64(const char *s, int64_t *out)
 	long long v = strtoll(s, &end, 10);
 	if (errno || end == s)
 		return -EINVAL;
-	while (*end == ' ' || *end == '\t' || *end == '\n')
-		end++;
-	if (*end)
+	if (!only_blanks(end))
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -121,9 +128,7 @@ int sp_parse_u64(const char *s, uint64_t *out)
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || end == s)
 		return -EINVAL;
-	while (*end == ' ' || *end == '\t' || *end == '\n')
-		end++;
-	if (*end)
+	if (!only_blanks(end))
 		return -EINVAL;
 	*out = v;
 	return 0;
