@@ -121,10 +121,11 @@ int cmd_metrics(int argc, char **argv)
 	for (unsigned long round = 0;; round++) {
 		double t0 = sp_mono_now();
 		size_t n = collect(s, &ro, &buf, &cap);
-		int e = sp_write_atomic(path, buf, n, 0644);
+		char msg[PATH_MAX + 200];
+		int e = sp_write_output(path, buf, n, 0644, msg, sizeof msg);
 		if (e < 0) {
 			if (round == 0) {
-				sp_error("'%s': cannot write: %s", path, strerror(-e));
+				sp_error("cannot write: %s", msg);
 				rc = SP_EXIT_IO;
 				break;
 			}

@@ -13,6 +13,7 @@
 #include "watch/trainlog.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -200,9 +201,10 @@ static int write_out(const char *path, const char *data, size_t len)
 		sp_error("'%s' is the log itself: not overwriting it", path);
 		return SP_EXIT_USAGE;
 	}
-	int rc = sp_write_atomic(path, data, len, 0644);
+	char msg[PATH_MAX + 200];
+	int rc = sp_write_output(path, data, len, 0644, msg, sizeof msg);
 	if (rc < 0) {
-		sp_error("'%s': %s", path, strerror(-rc));
+		sp_error("%s", msg);
 		return SP_EXIT_IO;
 	}
 	return 0;
@@ -380,7 +382,8 @@ int cmd_report(int argc, char **argv)
 		}
 		if (svg_path)
 			rc = write_out(svg_path, svg, svg_len);
-		if (!rc && html_path) {
+		/* a failed --svg (a full disk) does not cost the --html page */
+		if ((rc == 0 || rc == SP_EXIT_IO) && html_path) {
 			char *st = NULL, *page = NULL;
 			size_t st_len = 0, page_len = 0;
 			FILE *sm = open_memstream(&st, &st_len);
@@ -393,7 +396,9 @@ int cmd_report(int argc, char **argv)
 				sp_html_write(pm, svg, st ? st : "", base);
 				fclose(pm);
 			}
-			rc = page ? write_out(html_path, page, page_len) : SP_EXIT_TROUBLE;
+			int hr = page ? write_out(html_path, page, page_len) : SP_EXIT_TROUBLE;
+			if (!rc)
+				rc = hr;
 			free(st);
 			free(page);
 		}

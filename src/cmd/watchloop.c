@@ -848,19 +848,15 @@ int sp_watchloop(const struct sp_wl_opts *o)
 		json_t *j = sp_summary_json(&w->sum);
 		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		json_decref(j);
-		int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
-		if (txt && e == 0) {
-			/* a trailing newline for people who cat it */
-			int fd = open(o->summary_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-			if (fd >= 0) {
-				ssize_t x = write(fd, "\n", 1);
-				(void)x;
-				close(fd);
-			}
-		}
+		/* one write, with a trailing newline for people who cat it */
+		char *nl = txt ? realloc(txt, strlen(txt) + 2) : NULL;
+		if (nl)
+			strcat(txt = nl, "\n");
+		char msg[1200] = "out of memory";
+		int e = nl ? sp_write_output(o->summary_path, txt, strlen(txt), 0644, msg, sizeof msg) : -ENOMEM;
 		free(txt);
 		if (e < 0) {
-			sp_error("'%s': %s", o->summary_path, strerror(-e));
+			sp_error("--summary: %s", msg);
 			if (!w->have_child)
 				rc = SP_EXIT_IO;
 		}
