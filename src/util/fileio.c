@@ -229,12 +229,28 @@ static int check_link(const char *link, const struct stat *lst, char *msg, size_
 
 /* Walk the chain of links from path (each one checked) to the name that is
  * not a link. *final gets that name; *st its lstat (st_mode 0: absent). */
-static int resolve(const char *path, char *final, size_t n, struct stat *st, char *msg, size_t cap)
+static int own_fd(const char *p)
+{
+	const char *rest = strncmp(p, "/proc/self/fd/", 14) == 0 ? p + 14 : strncmp(p, "/dev/fd/", 8) == 0 ? p + 8 : NULL;
+	if (!rest || !*rest || strspn(rest, "0123456789") != strlen(rest) || strlen(rest) > 6)
+		return -1;
+	return atoi(rest);
+}
+
+static int resolve(const char *path, char *final, size_t n, struct stat *st, int *fdnum, char *msg, size_t cap)
 {
 	char cur[PATH_MAX], next[PATH_MAX], dir[PATH_MAX];
+	*fdnum = -1;
 	if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
 		return say(msg, cap, "'%s': %s", path, strerror(ENAMETOOLONG)), -ENAMETOOLONG;
 	for (int hop = 0; hop < 16; hop++) {
+		/* /dev/stdout, /dev/fd/N: our own descriptor, written as it is (a
+		 * pipe made by another user cannot be reopened by name) */
+		if ((*fdnum = own_fd(cur)) >= 0) {
+			if (fstat(*fdnum, st) < 0)
+				return say(msg, cap, "'%s': %s", path, strerror(errno)), -errno;
+			break;
+		}
 		if (lstat(cur, st) < 0) {
 			if (errno != ENOENT)
 				return say(msg, cap, "'%s': %s", cur, strerror(errno)), -errno;
@@ -376,9 +392,16 @@ int sp_write_output(const char *path, const void *data, size_t len, mode_t mode,
 	}
 	char final[PATH_MAX];
 	struct stat st;
-	int e = resolve(path, final, sizeof final, &st, msg, cap);
+	int fdnum;
+	int e = resolve(path, final, sizeof final, &st, &fdnum, msg, cap);
 	if (e < 0)
 		return e;
+	if (fdnum >= 0) {
+		e = write_fd(fdnum, data, len);
+		if (e < 0)
+			say(msg, cap, "'%s': %s", path, strerror(-e));
+		return e;
+	}
 	bool via_link = strcmp(final, path) != 0;
 	const char *at = via_link ? final : path;
 	if (st.st_mode == 0 || S_ISREG(st.st_mode)) {
