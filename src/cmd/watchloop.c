@@ -530,14 +530,6 @@ static int pidfd_open_(pid_t pid)
 #endif
 }
 
-static void default_log_name(char *buf, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "sparkops-%Y%m%d-%H%M%S.csv", &tm);
-}
-
 static void cmd_words(char *out, size_t n, char **argv)
 {
 	size_t l = 0;
@@ -566,6 +558,9 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	w->g_wake = w->g_stop = -1;
 	atomic_init(&w->job_alive, false);
 	atomic_init(&w->guard_stopped, false);
+	char why[2400];
+	if (sp_csvlog_check(o->log_path, o->summary_path, why, sizeof why) < 0)
+		sp_usage_error(o->cmdname, "%s", why);
 	sp_read_opts_init(&w->ro);
 	w->ro.reserve = o->reserve;
 	sp_summary_init(&w->sum);
@@ -629,13 +624,10 @@ int sp_watchloop(const struct sp_wl_opts *o)
 	}
 
 	/* the log */
-	char logname[1024];
-	if (o->log_path)
-		snprintf(logname, sizeof logname, "%s", o->log_path);
-	else
-		default_log_name(logname, sizeof logname);
 	double t0 = mono_now();
-	int le = sp_csvlog_open(&w->log, logname, o->fsync_s, t0);
+	int le = o->log_path ? sp_csvlog_open(&w->log, o->log_path, o->fsync_s, t0)
+			     : sp_csvlog_open_new(&w->log, o->fsync_s, t0);
+	const char *logname = w->log.path;
 	if (le < 0) {
 		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
 			 o->argv ? "the job runs" : "watching");

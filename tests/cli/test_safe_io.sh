@@ -120,4 +120,37 @@ else
 	skip "as nobody" "needs root and setpriv"
 fi
 
+# ---- 2. the log: no symlink followed; the default name never taken twice ------------------
+
+echo precious >"$TMP/victim"
+ln -s "$TMP/victim" "$TMP/planted.csv"
+run $S watch $IDLE --count 1 --interval 0.1 --log "$TMP/planted.csv"
+expect_rc 2 "--log onto a symbolic link: refused"
+expect_err "planted.csv' is a symbolic link: not following it" "--log symlink: a clear message"
+[ "$(cat "$TMP/victim")" = precious ]
+_report $? "--log symlink: the link's target is untouched"
+
+mkdir "$TMP/same"
+(cd "$TMP/same" && for i in 1 2 3; do $S watch $IDLE --count 1 --interval 0.1 >/dev/null 2>&1 & done; wait)
+n=$(ls "$TMP/same" | grep -c '^sparkops-[0-9]\{8\}-[0-9]\{6\}\(-[0-9]*\)\?\.csv$')
+RC=$n
+[ "$n" = 3 ]
+_report $? "three watches started together: three default logs ($n)"
+
+# ---- 3. --log X --summary X is a usage error ----------------------------------------------
+
+printf 'old log\n' >"$TMP/x.csv"
+run $S watch $IDLE --count 1 --interval 0.1 --log "$TMP/x.csv" --summary "$TMP/x.csv"
+expect_rc 2 "--log X --summary X"
+expect_err "are the same file" "--log X --summary X: a clear message"
+run $S run $IDLE --interval 0.1 --log "$TMP/x.csv" --summary "$TMP/./x.csv" -- true
+expect_rc 2 "run --log X --summary ./X"
+ln "$TMP/x.csv" "$TMP/hard.json"
+run $S watch $IDLE --count 1 --interval 0.1 --log "$TMP/x.csv" --summary "$TMP/hard.json"
+expect_rc 2 "--log X --summary (a hard link to X)"
+[ "$(cat "$TMP/x.csv")" = "old log" ]
+_report $? "the log is untouched"
+run $S watch $IDLE --count 1 --interval 0.1 --log "$TMP/new.csv" --summary "$TMP/./new.csv"
+expect_rc 2 "--log X --summary ./X, neither there yet"
+
 done_testing
