@@ -153,4 +153,52 @@ _report $? "the log is untouched"
 run $S watch $IDLE --count 1 --interval 0.1 --log "$TMP/new.csv" --summary "$TMP/./new.csv"
 expect_rc 2 "--log X --summary ./X, neither there yet"
 
+# ---- 4. the ladder's state: the caller's own folder, one writer at a time ---------------
+
+export XDG_STATE_HOME="$TMP/state"
+LAD="$S ladder $IDLE"
+i=1
+while [ $i -le 40 ]; do
+	$LAD --job pair$i --tried 1 >/dev/null 2>&1 &
+	$LAD --job pair$i --tried 2 >/dev/null 2>&1 &
+	i=$((i + 1))
+done
+wait
+kept=$(grep -l '^tried 1,2$' "$XDG_STATE_HOME"/sparkops/ladder-pair*.state 2>/dev/null | wc -l)
+RC=$kept
+[ "$kept" = 40 ]
+_report $? "40 concurrent pairs of --tried marks: all kept ($kept of 40)"
+
+if [ "$(id -u)" = 0 ]; then
+	export XDG_STATE_HOME="$TMP/st-other"
+	mkdir -p "$XDG_STATE_HOME/sparkops"
+	printf 'version 1\njob j\ntried 1,2,3\nproposed 4\n' >"$XDG_STATE_HOME/sparkops/ladder-j.state"
+	chown -R nobody "$XDG_STATE_HOME/sparkops"
+	run $LAD --job j --json
+	expect_rc 0 "a state folder of another user: the ladder still answers"
+	expect_err "sparkops' belongs to nobody \(uid [0-9]+\), not to you: not using it" "another user's state folder: refused, the owner named"
+	expect_jq '.rungs_tried == [] and .next_rung == 1' "another user's state is not read"
+	chown -R root "$XDG_STATE_HOME/sparkops"
+	chmod 777 "$XDG_STATE_HOME/sparkops"
+	run $LAD --job j --json
+	expect_err "is writable by everyone \(mode 0777\)" "a world-writable state folder: refused"
+	expect_jq '.rungs_tried == []' "a world-writable folder's state is not read"
+	chmod 700 "$XDG_STATE_HOME/sparkops"
+	chown nobody "$XDG_STATE_HOME/sparkops/ladder-j.state"
+	run $LAD --job j --json
+	expect_err "ladder-j.state' belongs to nobody" "another user's state file: refused"
+	expect_jq '.rungs_tried == []' "another user's state file is not read"
+	[ "$(stat -c %U "$XDG_STATE_HOME/sparkops/ladder-j.state")" = nobody ]
+	_report $? "another user's state file is not replaced"
+	rm -rf "$XDG_STATE_HOME"
+	mkdir -p "$XDG_STATE_HOME" "$TMP/elsewhere"
+	ln -s "$TMP/elsewhere" "$XDG_STATE_HOME/sparkops"
+	run $LAD --job j --json
+	expect_err "is not a folder \(a symbolic link\?\)" "a symlinked state folder: refused"
+	[ -z "$(ls "$TMP/elsewhere")" ]
+	_report $? "nothing written through the symlinked folder"
+else
+	skip "state folder ownership" "needs root to make files of another user"
+fi
+
 done_testing
