@@ -194,7 +194,9 @@ static void guard_flush(struct wl *w)
 	double before = read_free();
 	sync();
 	sp_proc_path(path, sizeof path, "sys/vm/drop_caches");
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = sp_open_proc(path, O_WRONLY);
+	if (fd < 0)
+		errno = -fd;
 	int e = 0;
 	if (fd < 0 || write(fd, "3", 1) != 1)
 		e = errno;

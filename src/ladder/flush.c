@@ -21,9 +21,9 @@ int sp_flush_page_cache(struct sp_flush_result *r)
 	if (sp_proc_path(path, sizeof path, "sys/vm/drop_caches") < 0)
 		return -ENAMETOOLONG;
 	/* open first: no permission means no action at all (not even the sync) */
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = sp_open_proc(path, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	sp_meminfo_read(&r->before);
 	if (r->before.why != SP_OK) {
 		close(fd);

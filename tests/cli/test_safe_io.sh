@@ -201,4 +201,35 @@ else
 	skip "state folder ownership" "needs root to make files of another user"
 fi
 
+# ---- 5. a FIFO under --procfs/--sysfs is an unknown reading, never a hang ---------------
+
+cp -r "$FIX/gb10-idle" "$TMP/fifo-root"
+R="$TMP/fifo-root"
+rm "$R/proc/meminfo" "$R/sys/class/hwmon/hwmon0/temp1_input"
+mkfifo "$R/proc/meminfo" "$R/sys/class/hwmon/hwmon0/temp1_input"
+FR="--procfs $R/proc --sysfs $R/sys"
+run timeout 20 $S status $FR --json
+[ "$RC" != 124 ]
+_report $? "status with FIFOs for meminfo and a hwmon file: no hang"
+expect_jq '.pool.status != "ok" and .pool.total_bytes == null' "the FIFO meminfo: the pool is unknown (null), not 0"
+expect_jq '[.hwmon[] | select(.hwmon == 0 and .channel == 1)][0].temp_c == null' "the FIFO hwmon file: unknown (null), not 0"
+run timeout 20 $S watch $FR --count 2 --interval 0.1 --log "$TMP/fifo.csv"
+[ "$RC" != 124 ]
+_report $? "watch --count 2 with FIFOs: no hang"
+expect_rc 0 "watch --count 2 with FIFOs: finishes"
+# a FIFO that a reader cannot open without blocking: SIGTERM still ends status
+rm "$R/proc/meminfo"
+mkfifo "$R/proc/meminfo"
+$S status $FR >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -TERM $pid 2>/dev/null
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+RC=0
+kill -0 $pid 2>/dev/null && RC=1 && kill -KILL $pid
+wait $pid 2>/dev/null
+[ $RC = 0 ]
+_report $? "status with a FIFO meminfo is done (or ends on SIGTERM) within 5 s"
+
 done_testing
