@@ -124,8 +124,14 @@ int cmd_metrics(int argc, char **argv)
 		char msg[PATH_MAX + 200];
 		int e = sp_write_output(path, buf, n, 0644, msg, sizeof msg);
 		if (e < 0) {
+			char plain[PATH_MAX + 200];
+			snprintf(plain, sizeof plain, "'%s': %s", path, strerror(-e));
 			if (round == 0) {
-				sp_error("cannot write: %s", msg);
+				/* a refusal (another user's symlink) says more than strerror */
+				if (strcmp(msg, plain) != 0)
+					sp_error("%s", msg);
+				else
+					sp_error("'%s': cannot write: %s", path, strerror(-e));
 				rc = SP_EXIT_IO;
 				break;
 			}
