@@ -139,29 +139,12 @@ static int read_log(const char *path, struct sp_oomlog *p)
 
 /* ---- state file --------------------------------------------------------------- */
 
-static int mkdirs(const char *dir)
-{
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 struct state_ctx {
 	char job[128];
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
 	bool have_path;
+	int lock_fd; /* the state folder, locked from load to save */
 	struct sp_ladder_state st;
 };
 
@@ -193,11 +176,11 @@ static void state_save(struct state_ctx *c)
 	c->st.updated = (int64_t)time(NULL);
 	char buf[1024];
 	size_t len = sp_ladder_state_format(&c->st, c->job, buf, sizeof buf);
-	int r = len ? mkdirs(c->dir) : -EOVERFLOW;
-	if (r == 0)
-		r = sp_write_atomic(c->path, buf, len, 0600);
+	int r = len ? sp_write_atomic(c->path, buf, len, 0600) : -EOVERFLOW;
 	if (r < 0)
 		sp_warn("'%s': cannot save the ladder state: %s", c->path, strerror(-r));
+	close(c->lock_fd); /* the end of the read-modify-write */
+	c->lock_fd = -1;
 }
 
 static int state_setup(struct state_ctx *c, const struct opts *o)
@@ -213,12 +196,21 @@ static int state_setup(struct state_ctx *c, const struct opts *o)
 			snprintf(c->job, sizeof c->job, "default");
 	}
 	c->have_path = false;
+	c->lock_fd = -1;
 	if (sp_ladder_state_dir(c->dir, sizeof c->dir) < 0) {
 		sp_warn("neither XDG_STATE_HOME nor HOME is set: the rungs tried are not remembered");
 		return 0;
 	}
 	int n = snprintf(c->path, sizeof c->path, "%s/ladder-%s.state", c->dir, c->job);
 	c->have_path = n > 0 && (size_t)n < sizeof c->path;
+	if (!c->have_path)
+		return 0;
+	char msg[PATH_MAX + 300];
+	c->lock_fd = sp_ladder_state_lock(c->dir, strrchr(c->path, '/') + 1, msg, sizeof msg);
+	if (c->lock_fd < 0) {
+		sp_warn("%s: the rungs tried are not remembered", msg);
+		c->have_path = false;
+	}
 	return 0;
 }
 

@@ -99,10 +99,17 @@ static int textfile_loop(const struct metrics_opts *o, struct sp_sample *s, char
 	for (unsigned long round = 0;; round++) {
 		double t0 = sp_mono_now();
 		size_t n = collect(s, &o->ro, buf, cap);
-		int e = sp_write_atomic(o->path, *buf, n, 0644);
+		char msg[PATH_MAX + 200];
+		int e = sp_write_output(o->path, *buf, n, 0644, msg, sizeof msg);
 		if (e < 0) {
+			char plain[PATH_MAX + 200];
+			snprintf(plain, sizeof plain, "'%s': %s", o->path, strerror(-e));
 			if (round == 0) {
-				sp_error("'%s': cannot write: %s", o->path, strerror(-e));
+				/* a refusal (another user's symlink) says more than strerror */
+				if (strcmp(msg, plain) != 0)
+					sp_error("%s", msg);
+				else
+					sp_error("'%s': cannot write: %s", o->path, strerror(-e));
 				rc = SP_EXIT_IO;
 				break;
 			}

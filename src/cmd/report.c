@@ -15,6 +15,7 @@
 #include "watch/trainlog.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -183,9 +184,10 @@ static int write_out(const char *path, const char *data, size_t len)
 		sp_error("'%s' is the log itself: not overwriting it", path);
 		return SP_EXIT_USAGE;
 	}
-	int rc = sp_write_atomic(path, data, len, 0644);
+	char msg[PATH_MAX + 200];
+	int rc = sp_write_output(path, data, len, 0644, msg, sizeof msg);
 	if (rc < 0) {
-		sp_error("'%s': %s", path, strerror(-rc));
+		sp_error("%s", msg);
 		return SP_EXIT_IO;
 	}
 	return 0;
@@ -372,8 +374,12 @@ static int write_charts(const struct report_opts *o, const struct ctx *x)
 	int rc = 0;
 	if (o->svg_path)
 		rc = write_out(o->svg_path, svg, svg_len);
-	if (!rc && o->html_path)
-		rc = write_html(o->html_path, o->log, x, svg);
+	/* a failed --svg (a full disk) does not cost the --html page */
+	if ((rc == 0 || rc == SP_EXIT_IO) && o->html_path) {
+		int hr = write_html(o->html_path, o->log, x, svg);
+		if (!rc)
+			rc = hr;
+	}
 	free(svg);
 	return rc;
 }

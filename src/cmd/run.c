@@ -73,6 +73,7 @@ int cmd_run(int argc, char **argv)
 			return 0;
 		sp_usage_error("run", "no command to run (sparkops run [options] -- CMD [ARGS...])");
 	}
+	sp_runwatch_check(&o, "run");
 	o.argv = argv + i;
 	o.progress_re = pre.have ? &pre.re : NULL;
 	int rc = sp_engine_run(&o);

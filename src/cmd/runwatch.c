@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The checks of the options run and watch share (runwatch.h). */
 #include "cmd/runwatch.h"
+#include "cmd/cli.h"
 #include "out/serve_http.h"
+#include "watch/sampler.h"
 
 #include <unistd.h>
 
@@ -22,4 +24,11 @@ const char *sp_opt_metrics_listen(void *addr, const char *value)
 		return "is not ADDR:PORT (e.g. 127.0.0.1:9852)";
 	*(const char **)addr = value;
 	return NULL;
+}
+
+void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd)
+{
+	char why[2400];
+	if (sp_csvlog_check(o->log_path, o->summary_path, why, sizeof why) < 0)
+		sp_usage_error(cmd, "%s", why);
 }

@@ -13,6 +13,10 @@ const char *sp_opt_guard_flush(void *opts, const char *unused);
 /* --metrics-listen ADDR:PORT, checked (target: a const char *) */
 const char *sp_opt_metrics_listen(void *addr, const char *value);
 
+/* The checks between options that need both (--log X --summary X, a
+ * planted symlink as --log): a usage error of cmd, or nothing. */
+void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
+
 /* the help column of run and watch */
 #define SP_RUNWATCH_HELP_COL 26
 

@@ -56,5 +56,6 @@ int cmd_watch(int argc, char **argv)
 		return 0;
 	if (i < argc)
 		sp_usage_error("watch", "unexpected argument '%s' (to run a job: sparkops run -- CMD)", argv[i]);
+	sp_runwatch_check(&o, "watch");
 	return sp_engine_run(&o);
 }

@@ -528,14 +528,6 @@ static int pidfd_open_(pid_t pid)
 #endif
 }
 
-static void default_log_name(char *buf, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "sparkops-%Y%m%d-%H%M%S.csv", &tm);
-}
-
 static void cmd_words(char *out, size_t n, char **argv)
 {
 	size_t l = 0;
@@ -633,14 +625,13 @@ static int job_start(struct wl *w)
 static void log_open(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;
-	char logname[1024];
-	if (o->log_path)
-		snprintf(logname, sizeof logname, "%s", o->log_path);
-	else
-		default_log_name(logname, sizeof logname);
 	double t0 = sp_mono_now();
 	w->t0 = t0;
-	int le = sp_csvlog_open(&w->log, logname, o->fsync_s, t0);
+	/* a name of our own is made with O_EXCL: two runs started in the same
+	 * second write two logs */
+	int le = o->log_path ? sp_csvlog_open(&w->log, o->log_path, o->fsync_s, t0)
+			     : sp_csvlog_open_new(&w->log, o->fsync_s, t0);
+	const char *logname = w->log.path;
 	if (le < 0) {
 		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
 			 o->argv ? "the job runs" : "watching");
@@ -918,19 +909,16 @@ static int summary_write(struct wl *w)
 	json_t *j = sp_summary_json(&w->sum);
 	char *txt = sp_json_format(j);
 	json_decref(j);
-	int e = txt ? sp_write_atomic(o->summary_path, txt, strlen(txt), 0644) : -ENOMEM;
-	if (txt && e == 0) {
-		/* a trailing newline for people who cat it */
-		int fd = open(o->summary_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd >= 0) {
-			ssize_t x = write(fd, "\n", 1);
-			(void)x;
-			close(fd);
-		}
-	}
+	/* one write, with a trailing newline for people who cat it; a device,
+	 * a pipe or '-' is written in place (util/fileio.h) */
+	char *nl = txt ? realloc(txt, strlen(txt) + 2) : NULL;
+	if (nl)
+		strcat(txt = nl, "\n");
+	char msg[1200] = "out of memory";
+	int e = nl ? sp_write_output(o->summary_path, txt, strlen(txt), 0644, msg, sizeof msg) : -ENOMEM;
 	free(txt);
 	if (e < 0) {
-		sp_error("'%s': %s", o->summary_path, strerror(-e));
+		sp_error("--summary: %s", msg);
 		return -1;
 	}
 	return 0;

@@ -9,6 +9,12 @@
 #include "util/units.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +164,88 @@ int sp_ladder_state_dir(char *out, size_t n)
 		w = snprintf(out, n, "%s/.local/state/sparkops", home);
 	}
 	return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+static void uid_name(uid_t uid, char *out, size_t n)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
+		snprintf(out, n, "%s (uid %ld)", res->pw_name, (long)uid);
+	else
+		snprintf(out, n, "uid %ld", (long)uid);
+}
+
+static int mkdirs(const char *dir)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int sp_ladder_state_lock(const char *dir, const char *file, char *msg, size_t n)
+{
+	char who[160];
+	int e = mkdirs(dir);
+	if (e < 0)
+		return snprintf(msg, n, "'%s': %s", dir, strerror(-e)), e;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		if (e == -ELOOP || e == -ENOTDIR)
+			snprintf(msg, n, "'%s' is not a folder (a symbolic link?): not using it for the ladder state", dir);
+		else
+			snprintf(msg, n, "'%s': %s", dir, strerror(-e));
+		return e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		e = -errno;
+		close(fd);
+		return snprintf(msg, n, "'%s': %s", dir, strerror(-e)), e;
+	}
+	if (st.st_uid != geteuid()) {
+		uid_name(st.st_uid, who, sizeof who);
+		snprintf(msg, n, "'%s' belongs to %s, not to you: not using it for the ladder state", dir, who);
+		close(fd);
+		return -EPERM;
+	}
+	if (st.st_mode & 022) {
+		snprintf(msg, n, "'%s' is writable by %s (mode %04o): not using it for the ladder state", dir,
+			 st.st_mode & 002 ? "everyone" : "its group", (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	/* serialize the read-modify-write of concurrent ladders */
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			e = -errno;
+			close(fd);
+			return snprintf(msg, n, "'%s': cannot lock: %s", dir, strerror(-e)), e;
+		}
+	}
+	if (fstatat(fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		if (S_ISREG(st.st_mode)) {
+			uid_name(st.st_uid, who, sizeof who);
+			snprintf(msg, n, "'%s/%s' belongs to %s, not to you: not using it", dir, file, who);
+		} else {
+			snprintf(msg, n, "'%s/%s' is not a regular file: not using it", dir, file);
+		}
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 /* ---- the ladder -------------------------------------------------------------------- */

@@ -35,6 +35,13 @@ void sp_ladder_job_from_path(const char *abs, char *job, size_t n);
 /* The state folder: $XDG_STATE_HOME/sparkops (when absolute), else
  * $HOME/.local/state/sparkops. 0, or -1 when neither is set. */
 int sp_ladder_state_dir(char *out, size_t n);
+/* Open the state folder (made 0700 when missing) and lock it (flock,
+ * exclusive) for one read-modify-write of a job's state; the lock goes with
+ * the fd. The folder must belong to the caller and not be writable by group
+ * or others, and the job's state file (if any) must be a regular file of the
+ * caller's: otherwise another user could steer root's ladder, so it is
+ * refused (-EPERM, msg says why). Returns the folder's fd or -errno. */
+int sp_ladder_state_lock(const char *dir, const char *file, char *msg, size_t n);
 
 /* ---- the ladder ----------------------------------------------------------------- */
 /* The lowest rung not tried (never skip ahead), 0 when all four were. */

@@ -22,9 +22,9 @@ int sp_flush_page_cache(struct sp_flush_result *r)
 	if (sp_drop_caches_path(r->path, sizeof r->path) < 0)
 		return -ENAMETOOLONG;
 	/* open first: no permission means no action at all (not even the sync) */
-	int fd = open(r->path, O_WRONLY | O_CLOEXEC);
+	int fd = sp_open_proc(r->path, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	sp_meminfo_read(&r->before);
 	if (r->before.why != SP_OK) {
 		close(fd);

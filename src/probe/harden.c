@@ -90,9 +90,9 @@ static int lower_own_oom_score(void)
 	char path[600];
 	if (sp_proc_path(path, sizeof path, "self/oom_score_adj") < 0)
 		return -ENAMETOOLONG;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = sp_open_proc(path, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	static const char v[] = "-900";
 	ssize_t w = sp_write_full(fd, v, sizeof v - 1);
 	int err = w < 0 ? -errno : 0;

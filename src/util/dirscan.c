@@ -19,7 +19,7 @@ struct linux_dirent64 {
 int sp_dir_open(struct sp_dir *d, const char *path)
 {
 	d->len = d->pos = 0;
-	d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	return d->fd < 0 ? -errno : 0;
 }
 

@@ -2,6 +2,7 @@
 /* Small, bounded, EINTR-safe file helpers. No allocation. */
 #ifndef SP_FILEIO_H
 #define SP_FILEIO_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,9 +22,37 @@ int sp_read_line(const char *path, char *buf, size_t cap);
 ssize_t sp_read_full(int fd, void *buf, size_t n);
 ssize_t sp_write_full(int fd, const void *buf, size_t n);
 
-/* Write a whole file atomically: tmp file in the same folder, fsync, rename.
- * Returns 0 or -errno; on failure the old file is left untouched. */
+/* Open a file under /proc or /sys (or a fixture standing in for them):
+ * O_NONBLOCK|O_CLOEXEC|O_NOCTTY added to flags, so a FIFO or other
+ * blocking file planted under a moved root cannot hang the caller; anything
+ * but a regular file (procfs and sysfs files are regular) is refused with
+ * -EINVAL, which callers report as malformed (unknown), never as 0.
+ * Returns the fd (O_NONBLOCK cleared again) or -errno. The sp_read_*
+ * helpers above open through it. */
+int sp_open_proc(const char *path, int flags);
+
+/* The one way to write a file the user named (report --svg/--html,
+ * run/watch --summary, metrics --textfile, the ladder's state), safe when
+ * run as root beside other users:
+ * - "-": standard output.
+ * - a regular file, or no file yet: written atomically (a temp file beside
+ *   it made with O_EXCL|O_NOFOLLOW under a fresh name, fsync, rename); an
+ *   existing file keeps its permission bits (set-id bits dropped), a new one
+ *   gets mode; on failure the old file is left untouched.
+ * - a character device, FIFO or socket: written in place, never replaced
+ *   (no O_CREAT/O_TRUNC; a FIFO without a reader fails with -ENXIO at once).
+ *   A block device or a folder is refused.
+ * - a symbolic link is followed only when each link of the chain and its
+ *   folder belong to the caller or root; otherwise -EPERM.
+ * Returns 0 or -errno (-ENOSPC from /dev/full); msg (if given) gets a
+ * one-line message naming the path, and the owner for a refused link. */
+int sp_write_output(const char *path, const void *data, size_t len, mode_t mode, char *msg, size_t msgcap);
+/* The same, without the message (kept for older callers). */
 int sp_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/* True when a and b name the same file: the same string, the same inode, or
+ * (when one does not exist yet) the same last name in the same folder. */
+bool sp_same_file(const char *a, const char *b);
 
 /* Strict integer parsing of a token: the whole token must be a number. */
 int sp_parse_i64(const char *s, int64_t *out);

@@ -6,7 +6,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "util/fileio.h"
 
 static int put(struct sp_csvlog *l, const char *buf, size_t n)
 {
@@ -29,16 +33,23 @@ static int put(struct sp_csvlog *l, const char *buf, size_t n)
 	return 0;
 }
 
-int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double now)
+static int start(struct sp_csvlog *l, const char *path, double fsync_s, double now, int excl)
 {
 	memset(l, 0, sizeof *l);
 	l->fd = -1;
 	snprintf(l->path, sizeof l->path, "%s", path);
 	l->fsync_s = fsync_s;
 	l->last_fsync = now;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+	/* O_NOFOLLOW: a link planted where the log goes must not make root
+	 * truncate the file it points at; O_NONBLOCK: a FIFO without a reader
+	 * fails (ENXIO) instead of hanging */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK |
+				    (excl ? O_EXCL : O_TRUNC), 0644);
 	if (fd < 0)
 		return l->err = errno, -errno;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	l->fd = fd;
 	char h[2048];
 	size_t n = sp_logrow_header(h, sizeof h);
@@ -46,6 +57,47 @@ int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double
 	if (r < 0) {
 		l->err = -r;
 		return r;
+	}
+	return 0;
+}
+
+int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double now)
+{
+	int r = start(l, path, fsync_s, now, 0);
+	if (r == -ELOOP)
+		l->err = ELOOP;
+	return r;
+}
+
+int sp_csvlog_open_new(struct sp_csvlog *l, double fsync_s, double now)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	char base[64], name[96];
+	strftime(base, sizeof base, "sparkops-%Y%m%d-%H%M%S", &tm);
+	int r = -EEXIST;
+	for (int i = 1; i <= 1000 && r == -EEXIST; i++) {
+		if (i == 1)
+			snprintf(name, sizeof name, "%s.csv", base);
+		else
+			snprintf(name, sizeof name, "%s-%d.csv", base, i);
+		r = start(l, name, fsync_s, now, 1);
+	}
+	return r;
+}
+
+int sp_csvlog_check(const char *log, const char *summary, char *msg, size_t n)
+{
+	struct stat st;
+	if (log && lstat(log, &st) == 0 && S_ISLNK(st.st_mode)) {
+		snprintf(msg, n, "--log: '%s' is a symbolic link: not following it (name the file itself)", log);
+		return -1;
+	}
+	if (log && summary && sp_same_file(log, summary)) {
+		snprintf(msg, n, "--log '%s' and --summary '%s' are the same file: the summary would replace the log",
+			 log, summary);
+		return -1;
 	}
 	return 0;
 }

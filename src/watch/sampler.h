@@ -21,8 +21,17 @@ struct sp_csvlog {
 	int err;              /* errno of the last failure, 0 when writing works */
 	long rows, lost;
 };
-/* Create (truncate) the log and write the header. 0 or -errno (l->fd = -1). */
+/* Create (truncate) the log and write the header. 0 or -errno (l->fd = -1).
+ * A symbolic link is never followed (-ELOOP); a FIFO without a reader is
+ * -ENXIO at once. */
 int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double now);
+/* The default log, sparkops-YYYYmmdd-HHMMSS.csv in the working folder,
+ * created with O_EXCL: when the name is taken (two runs started in the same
+ * second) the next free one of -2.csv, -3.csv... Its name is in l->path. */
+int sp_csvlog_open_new(struct sp_csvlog *l, double fsync_s, double now);
+/* Before anything starts: -1 and a message when --log names a symbolic link,
+ * or --log and --summary name the same file (a usage error); else 0. */
+int sp_csvlog_check(const char *log, const char *summary, char *msg, size_t n);
 /* Append one row; fsync when fsync_s has passed. 0, or -errno on failure
  * (l->err set; the first failure after a success is the one to report). */
 int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now);
