@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -255,6 +256,22 @@ static void guess_quant(struct sp_model_shape *m, const struct sp_st_summary *s)
 		m->quant_bits = s->packed_params > 0 ? 4 : 8;
 }
 
+/* A shard the weight map names must resolve inside the folder: a ".." is
+ * refused by the parser, and a symbolic link on the way (a subfolder
+ * "s -> /etc") is caught here, before a byte of it is read. */
+static int outside(const char *dir, const char *path, char *err, size_t errlen)
+{
+	char rd[PATH_MAX], rp[PATH_MAX];
+	if (!realpath(dir, rd))
+		return sp_model_err(err, errlen, dir, "%s", strerror(errno));
+	if (!realpath(path, rp))
+		return 0; /* missing: the reader names it */
+	size_t n = strlen(rd);
+	if (strncmp(rp, rd, n) == 0 && (rp[n] == '/' || (n == 1 && rd[0] == '/')))
+		return 0;
+	return sp_model_err(err, errlen, path, "resolves outside the model folder (a symbolic link): not read");
+}
+
 int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, size_t errlen)
 {
 	char path[4096];
@@ -292,7 +309,7 @@ int sp_model_load_folder(const char *dir, struct sp_model_shape *m, char *err, s
 	}
 	struct sp_st_summary s = { .qbits = (unsigned)m->quant_bits };
 	for (size_t i = 0; i < ix.n_files; i++) {
-		if (join(path, sizeof path, dir, ix.files[i], err, errlen) ||
+		if (join(path, sizeof path, dir, ix.files[i], err, errlen) || outside(dir, path, err, errlen) ||
 		    sp_safetensors_read(path, &s, &m->bytes_read, err, errlen)) {
 			sp_st_index_free(&ix);
 			return -1;
