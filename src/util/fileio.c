@@ -343,7 +343,7 @@ static int write_socket(const char *path, const void *data, size_t len)
 	if (strlen(path) >= sizeof a.sun_path)
 		return -ENAMETOOLONG;
 	memcpy(a.sun_path, path, strlen(path) + 1);
-	int types[2] = { SOCK_STREAM, SOCK_DGRAM };
+	const int types[2] = { SOCK_STREAM, SOCK_DGRAM };
 	for (int i = 0; i < 2; i++) {
 		int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
 		if (fd < 0)
