@@ -239,7 +239,7 @@ static json_t *figures_json(const struct view *v)
 {
 	json_t *o = json_object();
 	struct sp_oom_figures none = { { 0, SP_MISSING }, { 0, SP_MISSING }, { 0, SP_MISSING }, { 0, SP_MISSING } };
-	const struct sp_oom_figures *f = v->d->figures ? &v->log->fig : &none;
+	const struct sp_oom_figures *f = v->d->figures && v->log ? &v->log->fig : &none;
 	json_object_set_new(o, "tried_to_allocate_bytes", u64_json(f->tried));
 	json_object_set_new(o, "total_capacity_bytes", u64_json(f->total));
 	json_object_set_new(o, "free_bytes", u64_json(f->free));
@@ -406,7 +406,7 @@ static void print_failure(const struct view *v)
 		else
 			printf("  %-10s %s\n", "evidence", d->evidence);
 	}
-	if (d->figures)
+	if (d->figures && v->log)
 		print_figures(&v->log->fig);
 }
 

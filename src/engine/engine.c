@@ -911,9 +911,12 @@ static int summary_write(struct wl *w)
 	json_decref(j);
 	/* one write, with a trailing newline for people who cat it; a device,
 	 * a pipe or '-' is written in place (util/fileio.h) */
-	char *nl = txt ? realloc(txt, strlen(txt) + 2) : NULL;
-	if (nl)
-		strcat(txt = nl, "\n");
+	size_t tl = txt ? strlen(txt) : 0;
+	char *nl = txt ? realloc(txt, tl + 2) : NULL;
+	if (nl) {
+		txt = nl;
+		memcpy(txt + tl, "\n", 2);
+	}
 	char msg[1200] = "out of memory";
 	int e = nl ? sp_write_output(o->summary_path, txt, strlen(txt), 0644, msg, sizeof msg) : -ENOMEM;
 	free(txt);

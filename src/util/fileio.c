@@ -239,7 +239,7 @@ static int own_fd(const char *p)
 	const char *rest = strncmp(p, "/proc/self/fd/", 14) == 0 ? p + 14 : strncmp(p, "/dev/fd/", 8) == 0 ? p + 8 : NULL; // layers: a user's path
 	if (!rest || !*rest || strspn(rest, "0123456789") != strlen(rest) || strlen(rest) > 6)
 		return -1;
-	return atoi(rest);
+	return (int)strtol(rest, NULL, 10); /* at most six digits, checked above */
 }
 
 static int resolve(const char *path, char *final, size_t n, struct stat *st, int *fdnum, char *msg, size_t cap)
