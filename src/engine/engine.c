@@ -157,7 +157,7 @@ static void scan_tree(struct wl *w, struct sp_tree *t)
 	if (w->root_is_self)
 		sp_tree_scan(t, LIVE_PROC, getpid(), false, w->child.relay);
 	else if (w->root > 0)
-		sp_tree_scan(t, LIVE_PROC, w->root, true, 0);
+		sp_tree_scan(t, LIVE_PROC, w->root, true, getpid()); /* --pid $$: sparkops is not the job */
 	else
 		t->n = 0, t->rss_bytes = 0;
 }
@@ -210,6 +210,8 @@ static void guard_stop_job(struct wl *w, int sig)
 {
 	char d[200];
 	scan_tree(w, &w->guard_tree);
+	/* never sparkops itself nor a process above it (watch --pid $$) */
+	sp_tree_drop_self_line(&w->guard_tree, LIVE_PROC);
 	int n = sp_tree_signal(&w->guard_tree, sig);
 	atomic_store(&w->guard_stopped, true);
 	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
@@ -623,6 +625,15 @@ static int job_start(struct wl *w)
 			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
 		w->pidfd = pidfd_open_(o->pid);
 		w->root = o->pid;
+		pid_t line[SP_SELF_LINE_MAX];
+		int nl = sp_self_line(LIVE_PROC, line, SP_SELF_LINE_MAX);
+		for (int i = 0; i < nl && sp_guard_enabled(&o->guard); i++)
+			if (line[i] == o->pid) {
+				sp_note("--pid %d is %s: the guard signals the rest of its tree, never sparkops "
+					"or a process above it", (int)o->pid,
+					i == 0 ? "sparkops itself" : "an ancestor of sparkops");
+				break;
+			}
 		atomic_store(&w->job_alive, true);
 	}
 	return 0;
