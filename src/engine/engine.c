@@ -569,6 +569,9 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	pthread_mutex_init(&w->metrics.lock, NULL);
 	sp_read_opts_init(&w->ro);
 	w->ro.reserve = o->reserve;
+	/* the GPU waits at most half the interval (docs/RELIABILITY.md): a slow
+	 * driver must not stretch the samples' spacing */
+	w->ro.gpu_timeout_s = sp_gpu_timeout_for_interval(w->ro.gpu_timeout_s, o->interval_s);
 	sp_summary_init(&w->sum);
 	sp_evstate_init(&w->ev);
 	sp_attr_init(&w->attr, o->baseline_window_s, o->slowdown_pct);
