@@ -45,6 +45,7 @@
 
 #define LIVE_PROC SP_LIVE_PROC /* the job runs on this machine, whatever --procfs says */
 #define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
+#define GUARD_JOIN_S 1     /* at the end, wait this long for the guard thread (a read, a sync) */
 /* At short intervals the two scans of every process (competing processes,
  * the job's tree) run at most this often; between them the job's known
  * processes are re-read alone. Keeps a 1 s sample cheap on a busy machine. */
@@ -103,6 +104,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	/* guard thread */
 	pthread_t gthread;
 	bool gthread_on;
+	bool gthread_stuck; /* did not end within GUARD_JOIN_S: left running, w kept */
 	int g_wake;   /* eventfd: the guard queued rows */
 	int g_stop;   /* eventfd: stop the guard */
 	pthread_mutex_t gq_lock;
@@ -879,8 +881,16 @@ static void guard_end(struct wl *w)
 	uint64_t one = 1;
 	ssize_t x = write(w->g_stop, &one, sizeof one);
 	(void)x;
-	pthread_join(w->gthread, NULL);
-	guard_drain(w);
+	/* bounded: a guard blocked in a read or in the flush's sync must not keep
+	 * sparkops from its last rows and its exit (SIGTERM always ends it) */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += GUARD_JOIN_S;
+	if (pthread_timedjoin_np(w->gthread, NULL, &until) != 0) {
+		w->gthread_stuck = true;
+		sp_warn("guard: its thread is blocked (in a read or a page cache flush); ending without it");
+	}
+	guard_drain(w); /* the thread never blocks holding the queue's lock */
 }
 
 /* The log's last row: how the job ended (run: returns its exit code) or
@@ -980,9 +990,10 @@ static int engine_finish(struct wl *w)
 /* Close what the loop held, reap what already ended, restore the mask. */
 static void engine_close(struct wl *w)
 {
-	if (w->g_wake >= 0)
+	/* a stuck guard thread may still wake: its eventfds stay open */
+	if (w->g_wake >= 0 && !w->gthread_stuck)
 		close(w->g_wake);
-	if (w->g_stop >= 0)
+	if (w->g_stop >= 0 && !w->gthread_stuck)
 		close(w->g_stop);
 	if (w->pidfd >= 0)
 		close(w->pidfd);
@@ -1010,6 +1021,8 @@ int sp_engine_run(const struct sp_engine_opts *o)
 		rc = engine_finish(w);
 		engine_close(w);
 	}
+	if (w->gthread_stuck)
+		return rc; /* the blocked guard thread still holds w: kept until the process exits */
 	pthread_mutex_destroy(&w->metrics.lock);
 	free(w);
 	return rc;

@@ -120,4 +120,69 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "gpu_temp_c") c = i }
 	$3 == "sample" && $c != "" { bad = 1 } END { exit bad || !c }' slow.csv
 _report $? "the GPU temperature is missing in every row (timeout), never a stale value"
 
+# --- 4. SIGTERM / SIGINT end 'sparkops run' promptly: the job gone, the exit row last -----------
+# term_case NAME SIG WANT_RC ENV... : start 'sparkops run -- sleep 30' (with
+# ENV before it), send SIG once the first sample is in the log, and check
+# that it ends within 5 s with the job's status, the job gone and the exit
+# row the log's last. A watchdog SIGKILLs it after 20 s so a hang fails,
+# not blocks, the suite.
+now_ms() { date +%s%3N; }
+term_case() {
+	name=$1 sig=$2 want=$3
+	shift 3
+	env $DEFSIG "$@" $S run --interval 0.2 --log "$name.csv" $IDLE -- sleep 30 >/dev/null 2>"$name.err" &
+	sp=$!
+	wait_for grep -q ',sample,' "$name.csv"
+	# the blocked-guard case: the guard has warned and, 0.1 s later, is in its flush
+	[ -n "$WAIT_ERR" ] && wait_for grep -q "$WAIT_ERR" "$name.err" && sleep 0.5
+	kid=$(sed -n 's/.*,event,start,.* pid=\([0-9]*\) .*/\1/p' "$name.csv")
+	(sleep 20; kill -KILL $sp 2>/dev/null) &
+	dog=$!
+	t0=$(now_ms)
+	kill -"$sig" $sp
+	wait $sp
+	RC=$?
+	ms=$(($(now_ms) - t0))
+	kill $dog 2>/dev/null
+	wait $dog 2>/dev/null
+	[ "$RC" = "$want" ] && [ $ms -lt 5000 ]
+	_report $? "$name: SIG$sig ends sparkops run in ${ms} ms with the job's status $want"
+	[ -n "$kid" ] && wait_for gone "$kid"
+	_report $? "$name: the job (pid ${kid:-?}) is gone"
+	tail -1 "$name.csv" | grep -q ",event,exit,ended_by=signal exit_code=$want signal="
+	_report $? "$name: the log ends with the exit row"
+	grep -q 'summary:' "$name.err"
+	_report $? "$name: the summary is printed"
+	[ -n "$kid" ] && kill -KILL "$kid" 2>/dev/null
+}
+# a command started with '&' by a script ignores SIGINT, and so would the
+# job (sparkops passes the signal on; the job decides): reset it to default
+DEFSIG=
+env --default-signal=INT true 2>/dev/null && DEFSIG=--default-signal=INT
+term_case term TERM 143 SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1
+if [ -n "$DEFSIG" ]; then
+	term_case int INT 130 SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1
+else
+	echo "# skip: SIGINT case: this env has no --default-signal (a background job ignores SIGINT)"
+fi
+# a read that never returns (the driver hangs in every power query): SIGTERM still ends it
+term_case hung TERM 143 SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/hang.scn
+# the guard thread blocked: drop_caches is a FIFO nobody reads, so the guard's
+# flush never returns from open(); SIGTERM must still end sparkops (its
+# thread is waited for at most 1 s) with the exit row last
+if [ "$(id -u)" = 0 ]; then
+	cp -r "$FIX/gb10-idle" ff
+	mkdir -p ff/proc/sys/vm
+	mkfifo ff/proc/sys/vm/drop_caches
+	IDLE_SAVED=$IDLE
+	IDLE="--procfs $TMP/ff/proc --sysfs $TMP/ff/sys --guard-min-free 200G --guard-flush"
+	WAIT_ERR='guard: free memory'
+	term_case stuckguard TERM 143 SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1
+	IDLE=$IDLE_SAVED WAIT_ERR=
+	grep -q 'guard: its thread is blocked' stuckguard.err
+	_report $? "stuckguard: the blocked guard thread is said"
+else
+	echo "# skip: the blocked-guard case needs root (--guard-flush)"
+fi
+
 done_testing
