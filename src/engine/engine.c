@@ -45,6 +45,7 @@
 
 #define LIVE_PROC SP_LIVE_PROC /* the job runs on this machine, whatever --procfs says */
 #define DRAIN_S 1.0       /* after the job ends, wait this long for its last output */
+#define GUARD_JOIN_S 1     /* at the end, wait this long for the guard thread (a read, a sync) */
 /* At short intervals the two scans of every process (competing processes,
  * the job's tree) run at most this often; between them the job's known
  * processes are re-read alone. Keeps a 1 s sample cheap on a busy machine. */
@@ -103,6 +104,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	/* guard thread */
 	pthread_t gthread;
 	bool gthread_on;
+	bool gthread_stuck; /* did not end within GUARD_JOIN_S: left running, w kept */
 	int g_wake;   /* eventfd: the guard queued rows */
 	int g_stop;   /* eventfd: stop the guard */
 	pthread_mutex_t gq_lock;
@@ -157,7 +159,7 @@ static void scan_tree(struct wl *w, struct sp_tree *t)
 	if (w->root_is_self)
 		sp_tree_scan(t, LIVE_PROC, getpid(), false, w->child.relay);
 	else if (w->root > 0)
-		sp_tree_scan(t, LIVE_PROC, w->root, true, 0);
+		sp_tree_scan(t, LIVE_PROC, w->root, true, getpid()); /* --pid $$: sparkops is not the job */
 	else
 		t->n = 0, t->rss_bytes = 0;
 }
@@ -210,6 +212,8 @@ static void guard_stop_job(struct wl *w, int sig)
 {
 	char d[200];
 	scan_tree(w, &w->guard_tree);
+	/* never sparkops itself nor a process above it (watch --pid $$) */
+	sp_tree_drop_self_line(&w->guard_tree, LIVE_PROC);
 	int n = sp_tree_signal(&w->guard_tree, sig);
 	atomic_store(&w->guard_stopped, true);
 	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
@@ -559,6 +563,9 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	pthread_mutex_init(&w->metrics.lock, NULL);
 	sp_read_opts_init(&w->ro);
 	w->ro.reserve = o->reserve;
+	/* the GPU waits at most half the interval (docs/RELIABILITY.md): a slow
+	 * driver must not stretch the samples' spacing */
+	w->ro.gpu_timeout_s = sp_gpu_timeout_for_interval(w->ro.gpu_timeout_s, o->interval_s);
 	sp_summary_init(&w->sum);
 	sp_evstate_init(&w->ev);
 	sp_attr_init(&w->attr, o->baseline_window_s, o->slowdown_pct);
@@ -615,6 +622,15 @@ static int job_start(struct wl *w)
 			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
 		w->pidfd = pidfd_open_(o->pid);
 		w->root = o->pid;
+		pid_t line[SP_SELF_LINE_MAX];
+		int nl = sp_self_line(LIVE_PROC, line, SP_SELF_LINE_MAX);
+		for (int i = 0; i < nl && sp_guard_enabled(&o->guard); i++)
+			if (line[i] == o->pid) {
+				sp_note("--pid %d is %s: the guard signals the rest of its tree, never sparkops "
+					"or a process above it", (int)o->pid,
+					i == 0 ? "sparkops itself" : "an ancestor of sparkops");
+				break;
+			}
 		atomic_store(&w->job_alive, true);
 	}
 	return 0;
@@ -856,8 +872,16 @@ static void guard_end(struct wl *w)
 	uint64_t one = 1;
 	ssize_t x = write(w->g_stop, &one, sizeof one);
 	(void)x;
-	pthread_join(w->gthread, NULL);
-	guard_drain(w);
+	/* bounded: a guard blocked in a read or in the flush's sync must not keep
+	 * sparkops from its last rows and its exit (SIGTERM always ends it) */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += GUARD_JOIN_S;
+	if (pthread_timedjoin_np(w->gthread, NULL, &until) != 0) {
+		w->gthread_stuck = true;
+		sp_warn("guard: its thread is blocked (in a read or a page cache flush); ending without it");
+	}
+	guard_drain(w); /* the thread never blocks holding the queue's lock */
 }
 
 /* The log's last row: how the job ended (run: returns its exit code) or
@@ -957,9 +981,10 @@ static int engine_finish(struct wl *w)
 /* Close what the loop held, reap what already ended, restore the mask. */
 static void engine_close(struct wl *w)
 {
-	if (w->g_wake >= 0)
+	/* a stuck guard thread may still wake: its eventfds stay open */
+	if (w->g_wake >= 0 && !w->gthread_stuck)
 		close(w->g_wake);
-	if (w->g_stop >= 0)
+	if (w->g_stop >= 0 && !w->gthread_stuck)
 		close(w->g_stop);
 	if (w->pidfd >= 0)
 		close(w->pidfd);
@@ -987,6 +1012,8 @@ int sp_engine_run(const struct sp_engine_opts *o)
 		rc = engine_finish(w);
 		engine_close(w);
 	}
+	if (w->gthread_stuck)
+		return rc; /* the blocked guard thread still holds w: kept until the process exits */
 	pthread_mutex_destroy(&w->metrics.lock);
 	free(w);
 	return rc;

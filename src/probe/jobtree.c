@@ -163,6 +163,47 @@ void sp_tree_refresh(struct sp_tree *t, const char *proc)
 	t->n = k;
 }
 
+int sp_self_line(const char *proc, pid_t *out, int max)
+{
+	char path[512], buf[1024];
+	int n = 0;
+	pid_t pid = getpid();
+	while (pid > 0 && n < max) {
+		bool seen = false;
+		for (int i = 0; i < n; i++)
+			seen = seen || out[i] == pid;
+		if (seen)
+			break; /* a loop only a broken tree can make */
+		out[n++] = pid;
+		snprintf(path, sizeof path, "%s/%d/stat", proc, (int)pid);
+		size_t len;
+		pid_t pp;
+		uint64_t rss;
+		if (sp_read_file(path, buf, sizeof buf, &len) < 0 || sp_stat_parse(buf, len, &pp, &rss) < 0)
+			break;
+		pid = pp;
+	}
+	return n;
+}
+
+int sp_tree_drop_self_line(struct sp_tree *t, const char *proc)
+{
+	pid_t line[SP_SELF_LINE_MAX];
+	int nl = sp_self_line(proc, line, SP_SELF_LINE_MAX);
+	int k = 0, dropped = 0;
+	for (int i = 0; i < t->n; i++) {
+		bool mine = false;
+		for (int j = 0; j < nl && !mine; j++)
+			mine = t->pids[i] == line[j];
+		if (mine)
+			dropped++;
+		else
+			t->pids[k++] = t->pids[i];
+	}
+	t->n = k;
+	return dropped;
+}
+
 bool sp_kmsg_oom_killed(const char *buf, size_t len, pid_t pid)
 {
 	static const char key[] = "Killed process ";

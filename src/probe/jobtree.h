@@ -32,6 +32,15 @@ int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_r
 /* Re-read the rss of the processes already in the tree (one stat read each),
  * dropping those that ended: the cheap sample between full scans. */
 void sp_tree_refresh(struct sp_tree *t, const char *proc);
+/* This process and its ancestors (parent, grandparent, ... up to init), from
+ * <proc>/PID/stat: at most max pids into out, this process first. Returns
+ * how many. */
+#define SP_SELF_LINE_MAX 256
+int sp_self_line(const char *proc, pid_t *out, int max);
+/* Drop this process and its ancestors from the tree (`watch --pid $$` names
+ * sparkops' own shell: its tree holds sparkops, and the guard must signal
+ * neither). Returns how many were dropped. */
+int sp_tree_drop_self_line(struct sp_tree *t, const char *proc);
 /* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
 int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages);
 /* Does this kernel log text say the OOM killer killed pid ("Out of memory:

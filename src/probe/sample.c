@@ -68,6 +68,14 @@ void sp_read_opts_init(struct sp_read_opts *o)
 	o->gpu_timeout_s = SP_DEFAULT_GPU_TIMEOUT;
 }
 
+double sp_gpu_timeout_for_interval(double gpu_timeout_s, double interval_s)
+{
+	double half = interval_s / 2.0;
+	if (!(half > 0)) /* NaN, 0 or negative: no interval to keep */
+		return gpu_timeout_s;
+	return half < gpu_timeout_s ? half : gpu_timeout_s;
+}
+
 static uint64_t sub0(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;

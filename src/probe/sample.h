@@ -206,6 +206,10 @@ struct sp_read_opts {
 #define SP_DEFAULT_PROC_MIN_RSS (2ULL << 30)
 #define SP_DEFAULT_GPU_TIMEOUT 2.0 /* seconds: status answers within this plus the file reads */
 void sp_read_opts_init(struct sp_read_opts *o);
+/* The GPU wait of a loop that samples every interval_s seconds: half the
+ * interval, never more than gpu_timeout_s, so a slow or hung driver cannot
+ * stretch the samples' spacing (run, watch: min(2 s, interval / 2)). */
+double sp_gpu_timeout_for_interval(double gpu_timeout_s, double interval_s);
 
 /* Fill *s from the machine (through the roots of util/paths.h). The GPU is
  * read concurrently by the GPU thread and waited for at most o->gpu_timeout_s

@@ -11,10 +11,13 @@
 #include "ladder/decide.h"
 #include "ladder/ladder.h"
 #include "probe/active.h"
+#include "util/paths.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void order(void **st)
 {
@@ -240,6 +243,68 @@ static void watcher_argv(void **st)
 #undef A
 }
 
+/* a planted process entry in a fixture procfs: comm, argv, and exe (a link
+ * to `exe`, or none when NULL) */
+static void plant(const char *root, int pid, const char *argv, size_t alen, const char *exe)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%d", root, pid);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/%d/comm", root, pid);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("sparkops\n", f);
+	fclose(f);
+	snprintf(p, sizeof p, "%s/%d/cmdline", root, pid);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fwrite(argv, 1, alen, f);
+	fclose(f);
+	if (exe) {
+		snprintf(p, sizeof p, "%s/%d/exe", root, pid);
+		assert_int_equal(symlink(exe, p), 0);
+	}
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* Only a process whose executable is this one counts as a watcher: a copy
+ * of another program named sparkops with argv 'sparkops run' does not. In a
+ * fixture tree an entry without exe is judged on comm and argv (the CLI
+ * tests plant watchers that way). */
+static void watcher_exe_identity(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/sp-active-XXXXXX", me[4096], p[600];
+	assert_non_null(mkdtemp(root));
+	ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
+	assert_true(n > 0);
+	me[n] = 0;
+	static const char run[] = "sparkops\0run\0--\0python\0";
+	plant(root, 100, run, sizeof run - 1, NULL);              /* fixture style: counts */
+	plant(root, 101, run, sizeof run - 1, "/bin/sh");         /* an impostor: another file */
+	plant(root, 102, run, sizeof run - 1, me);                /* this very executable: counts */
+	plant(root, 103, run, sizeof run - 1, "/nonexistent/x");  /* unresolvable: not proven */
+	sp_paths_init(root, NULL);
+	int pids[8];
+	int k = sp_active_watchers(pids, 8);
+	sp_paths_init("/proc", "/sys");
+	assert_int_equal(k, 2);
+	qsort(pids, 2, sizeof pids[0], cmp_int);
+	assert_int_equal(pids[0], 100);
+	assert_int_equal(pids[1], 102);
+	for (int pid = 100; pid <= 103; pid++) {
+		const char *names[] = { "exe", "comm", "cmdline" };
+		for (int i = 0; i < 3; i++) {
+			snprintf(p, sizeof p, "%s/%d/%s", root, pid, names[i]);
+			unlink(p);
+		}
+		snprintf(p, sizeof p, "%s/%d", root, pid);
+		rmdir(p);
+	}
+	rmdir(root);
+}
+
 /* ---- the decision (ladder/decide.c): pure, called as cmd/ladder.c calls it ---- */
 
 static struct sp_sample dsample;
@@ -410,7 +475,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(order),         cmocka_unit_test(state_roundtrip), cmocka_unit_test(state_corrupt),
 		cmocka_unit_test(jobs),          cmocka_unit_test(competitors),     cmocka_unit_test(changes),
-		cmocka_unit_test(watcher_argv),
+		cmocka_unit_test(watcher_argv),     cmocka_unit_test(watcher_exe_identity),
 		cmocka_unit_test(decide_first_call), cmocka_unit_test(decide_cgroup_kills),
 		cmocka_unit_test(decide_failed_again), cmocka_unit_test(decide_flush_and_end),
 		cmocka_unit_test(decide_competitors), cmocka_unit_test(apply_verdicts),

@@ -8,6 +8,10 @@
 #include <cmocka.h>
 
 #include "probe/probe.h"
+#include "probe/jobtree.h"
+#include "probe/sample.h"
+
+#include <unistd.h>
 
 #define S(x) x, sizeof(x) - 1
 #define KB 1024ULL
@@ -194,6 +198,38 @@ static void classify(void **st)
 	assert_int_equal(sp_statm_parse("garbage", &pages), -1);
 }
 
+/* run/watch: the GPU wait is half the interval, never more than the timeout */
+static void gpu_timeout_for_interval(void **st)
+{
+	(void)st;
+	assert_true(sp_gpu_timeout_for_interval(2.0, 0.2) == 0.1);
+	assert_true(sp_gpu_timeout_for_interval(2.0, 1.0) == 0.5);
+	assert_true(sp_gpu_timeout_for_interval(2.0, 30.0) == 2.0);
+	assert_true(sp_gpu_timeout_for_interval(2.0, 4.0) == 2.0);
+	assert_true(sp_gpu_timeout_for_interval(2.0, 0.0) == 2.0);
+}
+
+/* the guard's signal set loses this process and its ancestors, nothing else */
+static void tree_drops_self_line(void **st)
+{
+	(void)st;
+	pid_t line[SP_SELF_LINE_MAX];
+	int nl = sp_self_line(SP_LIVE_PROC, line, SP_SELF_LINE_MAX);
+	assert_true(nl >= 2);
+	assert_int_equal(line[0], getpid());
+	assert_int_equal(line[1], getppid());
+	static struct sp_tree t;
+	t.n = 0;
+	t.pids[t.n++] = 4194303; /* above any real pid: not ours */
+	t.pids[t.n++] = getpid();
+	t.pids[t.n++] = getppid();
+	t.pids[t.n++] = 4194302;
+	assert_int_equal(sp_tree_drop_self_line(&t, SP_LIVE_PROC), 2);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.pids[0], 4194303);
+	assert_int_equal(t.pids[1], 4194302);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +237,7 @@ int main(void)
 		cmocka_unit_test(meminfo_garbage), cmocka_unit_test(psi_lines),
 		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values),
 		cmocka_unit_test(budget), cmocka_unit_test(classify),
+		cmocka_unit_test(gpu_timeout_for_interval), cmocka_unit_test(tree_drops_self_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
