@@ -16,6 +16,7 @@ endif
 
 PKGS_CFLAGS := $(shell pkg-config --cflags jansson libmicrohttpd 2>/dev/null)
 # libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build)
+# libcrypt (crypt_r) checks the passwords of serve --web-config's basic_auth_users
 PKGS_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wundef -Wpointer-arith -Wstrict-prototypes \
@@ -29,7 +30,7 @@ endif
 ifeq ($(WERROR),1)
 CFLAGS   += -Werror
 endif
-LDLIBS   += $(PKGS_LIBS) -ldl -lpthread -lm
+LDLIBS   += $(PKGS_LIBS) -lcrypt -ldl -lpthread -lm
 LDFLAGS  += $(SANFLAGS)
 
 SRCS     := $(sort $(wildcard src/*/*.c))
@@ -41,8 +42,8 @@ FAKENVML := $(BUILD)/libfake-nvml.so $(BUILD)/libfake-nvml-old.so
 UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3
+DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev pkg-config
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
 

@@ -5,6 +5,20 @@
  * offers set: connections, connections per address, idle timeout, and the
  * per-connection memory that bounds a request's line and headers.
  *
+ * Two limits MHD does not have are ours (struct conn, one per connection,
+ * kept from MHD's connection notifications):
+ *  - a whole-request deadline: MHD's timeout is an idle one, which headers
+ *    trickled one line every few seconds never trip (slowloris). A reaper
+ *    thread shuts down (shutdown(2), never close: the fd stays MHD's) every
+ *    connection whose request line and headers are not all in within
+ *    request_timeout_s of its opening or of its previous answer; MHD then
+ *    sees the end of the stream and frees it.
+ *  - per-address admission: the first per_ip connections from an address are
+ *    served; the next ones (up to MHD's hard per-address limit, twice that)
+ *    are answered 503 with Retry-After: 1, not dropped without an answer.
+ * Optional TLS (MHD_USE_TLS, PEM in memory) and basic authentication
+ * (crypt(3) against bcrypt hashes, results compared in constant time).
+ *
  * libmicrohttpd is loaded with dlopen when a server starts, not linked: on
  * Debian it pulls in GnuTLS, p11-kit and nettle, whose start-up costs every
  * sparkops command about 1 ms of CPU and 3 MiB of RSS (measured), although
@@ -13,6 +27,7 @@
 #include "util/clock.h"
 
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -42,6 +57,8 @@ static struct {
 	enum MHD_Result (*queue)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
 	void (*destroy)(struct MHD_Response *);
 	const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+	const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
+	enum MHD_Result (*feature)(enum MHD_FEATURE); /* optional: missing means no TLS */
 	int err;
 } mhd_lib;
 static pthread_once_t M_once = PTHREAD_ONCE_INIT;
@@ -63,8 +80,10 @@ static void mhd_load(void)
 	    !SYM(from_buffer, "MHD_create_response_from_buffer") ||
 	    !SYM(from_buffer_free, "MHD_create_response_from_buffer_with_free_callback") ||
 	    !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
-	    !SYM(destroy, "MHD_destroy_response") || !SYM(lookup, "MHD_lookup_connection_value"))
+	    !SYM(destroy, "MHD_destroy_response") || !SYM(lookup, "MHD_lookup_connection_value") ||
+	    !SYM(conn_info, "MHD_get_connection_info"))
 		mhd_lib.err = -ELIBBAD; /* the library is kept: its threads may not exist, but dlclose gains nothing */
+	SYM(feature, "MHD_is_feature_supported");
 #undef SYM
 }
 
@@ -74,6 +93,10 @@ const char *sp_serve_strerror(int err)
 		return "libmicrohttpd.so.12 cannot be loaded (install the package libmicrohttpd12)";
 	if (err == -ELIBBAD)
 		return "libmicrohttpd is too old (0.9.63 or later is needed)";
+	if (err == -EPROTONOSUPPORT)
+		return "the libmicrohttpd loaded has no TLS support (Debian's libmicrohttpd12 has it, through GnuTLS)";
+	if (err == -EKEYREJECTED)
+		return "libmicrohttpd refused the TLS certificate or key (PEM, and the key must match the certificate)";
 	return strerror(-err);
 }
 
@@ -87,6 +110,23 @@ static const char not_found[] = "not found: try /metrics\n";
 static const char not_allowed[] = "method not allowed: only GET and HEAD\n";
 static const char failed[] = "the exposition could not be written\n";
 static const char bad_request[] = "bad request: GET and HEAD take no body\n";
+static const char busy[] = "too many connections from this address: retry in a second\n";
+static const char unauthorized[] = "authentication required\n";
+
+/* One per connection MHD holds (its socket context), in a table of
+ * max_conns; guarded by conn_mu (the reaper thread reads it). */
+struct conn {
+	bool used;
+	bool admitted; /* within per_ip: served; otherwise answered 503 */
+	bool waiting;  /* the request's line and headers are not all in yet */
+	bool cut;      /* shut down by the reaper once already */
+	int fd;
+	double since;  /* monotonic: waiting since (opened, or the previous answer sent) */
+	struct sockaddr_storage addr;
+};
+
+#define AUTH_CACHE 4
+#define AUTH_MAX 512 /* an Authorization header longer than this is refused */
 
 struct sp_server {
 	struct MHD_Daemon *d;
@@ -99,8 +139,24 @@ struct sp_server {
 	double cached_at;
 	size_t size_hint;
 	unsigned long renders;
-	struct MHD_Response *r_index, *r_400, *r_404, *r_405, *r_500;
+	struct MHD_Response *r_index, *r_400, *r_401, *r_404, *r_405, *r_500, *r_503;
 	char addr[80];
+	bool tls;
+	/* admission and the request deadline */
+	unsigned per_ip;
+	double request_timeout_s;
+	struct conn *conns;
+	unsigned n_conns;
+	pthread_mutex_t conn_mu;
+	pthread_cond_t reaper_cv;
+	bool reaper_stop, reaper_started;
+	pthread_t reaper;
+	/* basic authentication (server thread only) */
+	const struct sp_serve_user *users;
+	unsigned n_users;
+	struct crypt_data *cd;
+	char auth_ok[AUTH_CACHE][AUTH_MAX]; /* headers that passed: bcrypt costs ~50 ms a check */
+	unsigned auth_next;
 };
 
 void sp_serve_opts_init(struct sp_serve_opts *o)
@@ -110,7 +166,26 @@ void sp_serve_opts_init(struct sp_serve_opts *o)
 	o->max_conns = SP_SERVE_DEFAULT_MAX_CONNS;
 	o->per_ip = SP_SERVE_DEFAULT_PER_IP;
 	o->timeout_s = SP_SERVE_DEFAULT_TIMEOUT_S;
+	o->request_timeout_s = SP_SERVE_DEFAULT_REQUEST_TIMEOUT_S;
 	o->conn_mem = SP_SERVE_DEFAULT_CONN_MEM;
+	o->tls_cert_pem = o->tls_key_pem = NULL;
+	o->users = NULL;
+	o->n_users = 0;
+}
+
+int sp_serve_addr_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+		if (IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
+			return 1;
+		return IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127;
+	}
+	return 0;
 }
 
 static int parse_port(const char *p, unsigned *port)
@@ -208,6 +283,234 @@ static struct MHD_Response *render(struct sp_server *srv)
 	return NULL;
 }
 
+/* ---- connections: admission and the whole-request deadline ------------------------- */
+
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+			      sizeof(struct in6_addr)) == 0;
+	return false;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: in the server thread, as MHD accepts and frees */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct sp_server *srv = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		struct conn *k = *socket_context;
+		if (!k)
+			return;
+		/* before MHD closes the fd: the reaper never shuts down a reused one */
+		pthread_mutex_lock(&srv->conn_mu);
+		k->used = false;
+		pthread_mutex_unlock(&srv->conn_mu);
+		*socket_context = NULL;
+		return;
+	}
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	const union MHD_ConnectionInfo *fi = mhd_lib.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = mhd_lib.conn_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct sockaddr_storage addr;
+	memset(&addr, 0, sizeof addr);
+	if (ai && ai->client_addr) {
+		size_t n = ai->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+		memcpy(&addr, ai->client_addr, n);
+	}
+	pthread_mutex_lock(&srv->conn_mu);
+	struct conn *k = NULL;
+	unsigned from_addr = 0;
+	for (unsigned i = 0; i < srv->n_conns; i++) {
+		struct conn *e = &srv->conns[i];
+		if (!e->used) {
+			if (!k)
+				k = e;
+		} else if (e->admitted && same_host(&e->addr, &addr)) {
+			from_addr++;
+		}
+	}
+	if (k) {
+		k->used = true;
+		k->admitted = from_addr < srv->per_ip;
+		k->waiting = true;
+		k->cut = false;
+		k->fd = fi ? fi->connect_fd : -1;
+		k->since = sp_mono_now();
+		k->addr = addr;
+	}
+	pthread_mutex_unlock(&srv->conn_mu);
+	*socket_context = k; /* NULL (the table is full: never, MHD holds at most max_conns): answered 503 */
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = mhd_lib.conn_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+static void conn_set_waiting(struct sp_server *srv, struct conn *k, bool waiting)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&srv->conn_mu);
+	k->waiting = waiting;
+	if (waiting)
+		k->since = sp_mono_now();
+	pthread_mutex_unlock(&srv->conn_mu);
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: an answer went out (or the request ended):
+ * a kept-alive connection's next request has the same deadline */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)con_cls;
+	(void)toe;
+	conn_set_waiting(cls, conn_of(c), true);
+}
+
+/* The reaper: every 200 ms, shut down the connections whose request has
+ * been coming for longer than request_timeout_s. While MHD holds as many
+ * connections as it may, new ones wait in the kernel's queue: then a request
+ * still coming after 1 s is shed (a real client sends its request at once),
+ * so a slowloris that fills every slot delays a scrape by about a second,
+ * not by the whole deadline. */
+static void *reaper_main(void *p)
+{
+	struct sp_server *srv = p;
+	pthread_mutex_lock(&srv->conn_mu);
+	while (!srv->reaper_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&srv->reaper_cv, &srv->conn_mu, &ts);
+		double t = sp_mono_now();
+		unsigned used = 0;
+		for (unsigned i = 0; i < srv->n_conns; i++)
+			used += srv->conns[i].used;
+		double limit = srv->request_timeout_s;
+		if (used >= srv->n_conns && limit > 1.0)
+			limit = 1.0;
+		for (unsigned i = 0; i < srv->n_conns; i++) {
+			struct conn *e = &srv->conns[i];
+			if (e->used && e->waiting && !e->cut && e->fd >= 0 && t - e->since > limit) {
+				shutdown(e->fd, SHUT_RDWR); /* MHD sees the end and frees it; the fd stays its own */
+				e->cut = true;
+			}
+		}
+	}
+	pthread_mutex_unlock(&srv->conn_mu);
+	return NULL;
+}
+
+/* ---- basic authentication ----------------------------------------------------------- */
+
+static bool ct_equal(const char *a, size_t na, const char *b, size_t nb)
+{
+	/* time depends on the lengths only, never on where the bytes differ */
+	volatile unsigned char d = (unsigned char)(na != nb);
+	size_t n = na < nb ? na : nb;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+static int b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* standard base64 with padding; -1 when malformed or too long */
+static long b64decode(const char *in, char *out, size_t cap)
+{
+	size_t n = strlen(in), o = 0;
+	if (n == 0 || n % 4 != 0)
+		return -1;
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		for (int j = 0; j < 4; j++) {
+			unsigned char ch = (unsigned char)in[i + (size_t)j];
+			v[j] = ch == '=' && i + 4 == n && j >= 2 ? 0 : b64val(ch);
+			if (v[j] < 0)
+				return -1;
+		}
+		if (in[i + 2] == '=' && in[i + 3] != '=')
+			return -1;
+		unsigned w = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
+		int take = in[i + 2] == '=' ? 1 : in[i + 3] == '=' ? 2 : 3;
+		if (o + (size_t)take >= cap)
+			return -1;
+		out[o++] = (char)(w >> 16);
+		if (take > 1)
+			out[o++] = (char)(w >> 8);
+		if (take > 2)
+			out[o++] = (char)w;
+	}
+	out[o] = 0;
+	return (long)o;
+}
+
+static bool check_password(struct sp_server *srv, const char *pass, const char *hash)
+{
+	memset(srv->cd, 0, sizeof *srv->cd);
+	const char *h = crypt_r(pass, hash, srv->cd);
+	/* libxcrypt answers "*0"/"*1" (or NULL) for a hash it cannot use: never equal */
+	return h && ct_equal(h, strlen(h), hash, strlen(hash));
+}
+
+/* true when the request names a configured user with the right password */
+static bool authorized(struct sp_server *srv, struct MHD_Connection *c)
+{
+	const char *v = mhd_lib.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!v || strncasecmp(v, "Basic ", 6) != 0 || strlen(v) >= AUTH_MAX)
+		return false;
+	size_t vl = strlen(v);
+	for (unsigned i = 0; i < AUTH_CACHE; i++)
+		if (srv->auth_ok[i][0] && ct_equal(v, vl, srv->auth_ok[i], strlen(srv->auth_ok[i])))
+			return true;
+	char plain[AUTH_MAX];
+	const char *b = v + 6;
+	while (*b == ' ')
+		b++;
+	if (b64decode(b, plain, sizeof plain) < 0)
+		return false;
+	char *colon = strchr(plain, ':');
+	if (!colon)
+		return false;
+	*colon = 0;
+	const char *hash = NULL;
+	for (unsigned i = 0; i < srv->n_users; i++)
+		if (strcmp(srv->users[i].name, plain) == 0)
+			hash = srv->users[i].hash;
+	/* an unknown user costs the same bcrypt as a known one */
+	bool ok = check_password(srv, colon + 1, hash ? hash : srv->users[0].hash) && hash;
+	explicit_bzero(plain, sizeof plain);
+	if (ok) {
+		snprintf(srv->auth_ok[srv->auth_next], AUTH_MAX, "%s", v);
+		srv->auth_next = (srv->auth_next + 1) % AUTH_CACHE;
+	}
+	return ok;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			       const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
@@ -218,6 +521,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
 	bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	/* answered at once (and the connection closed): nothing of a body is read */
+	if (!*con_cls) {
+		/* the request's line and headers are in: the deadline is met */
+		struct conn *k = conn_of(c);
+		conn_set_waiting(srv, k, false);
+		if (!k || !k->admitted)
+			return mhd_lib.queue(c, MHD_HTTP_SERVICE_UNAVAILABLE, srv->r_503);
+		if (srv->n_users && !authorized(srv, c))
+			return mhd_lib.queue(c, MHD_HTTP_UNAUTHORIZED, srv->r_401);
+	}
 	if (!get && !head)
 		return mhd_lib.queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, srv->r_405);
 	if (!*con_cls) {
@@ -276,7 +588,8 @@ static void fmt_addr(char *out, size_t n, const struct sockaddr_storage *ss)
 
 static void free_fixed(struct sp_server *srv)
 {
-	struct MHD_Response **rs[] = { &srv->r_index, &srv->r_400, &srv->r_404, &srv->r_405, &srv->r_500, &srv->cached };
+	struct MHD_Response **rs[] = { &srv->r_index, &srv->r_400, &srv->r_401, &srv->r_404,
+				       &srv->r_405, &srv->r_500, &srv->r_503, &srv->cached };
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (*rs[i]) {
 			mhd_lib.destroy(*rs[i]);
@@ -284,11 +597,63 @@ static void free_fixed(struct sp_server *srv)
 		}
 }
 
+static void reaper_end(struct sp_server *srv)
+{
+	if (!srv->reaper_started)
+		return;
+	pthread_mutex_lock(&srv->conn_mu);
+	srv->reaper_stop = true;
+	pthread_cond_signal(&srv->reaper_cv);
+	pthread_mutex_unlock(&srv->conn_mu);
+	pthread_join(srv->reaper, NULL);
+	srv->reaper_started = false;
+}
+
+static void server_free(struct sp_server *srv)
+{
+	reaper_end(srv);
+	free_fixed(srv);
+	pthread_mutex_destroy(&srv->conn_mu);
+	pthread_cond_destroy(&srv->reaper_cv);
+	free(srv->conns);
+	if (srv->cd) {
+		explicit_bzero(srv->cd, sizeof *srv->cd);
+		free(srv->cd);
+	}
+	explicit_bzero(srv->auth_ok, sizeof srv->auth_ok);
+	free(srv);
+}
+
+/* the fixed answers; false when one could not be made */
+static bool make_fixed(struct sp_server *srv)
+{
+	const char *txt = "text/plain; charset=utf-8";
+	srv->r_index = fixed(index_html, "text/html; charset=utf-8");
+	srv->r_400 = fixed(bad_request, txt);
+	srv->r_401 = fixed(unauthorized, txt);
+	srv->r_404 = fixed(not_found, txt);
+	srv->r_405 = fixed(not_allowed, txt);
+	srv->r_500 = fixed(failed, txt);
+	srv->r_503 = fixed(busy, txt);
+	if (!srv->r_index || !srv->r_400 || !srv->r_401 || !srv->r_404 || !srv->r_405 || !srv->r_500 || !srv->r_503)
+		return false;
+	mhd_lib.add_header(srv->r_405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	mhd_lib.add_header(srv->r_401, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"sparkops\"");
+	mhd_lib.add_header(srv->r_503, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	mhd_lib.add_header(srv->r_503, MHD_HTTP_HEADER_CONNECTION, "close");
+	return true;
+}
+
 struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn fill, void *ctx, int *err)
 {
 	pthread_once(&M_once, mhd_load);
 	if (mhd_lib.err) {
 		*err = mhd_lib.err;
+		return NULL;
+	}
+	bool tls = o->tls_cert_pem && o->tls_key_pem;
+	if (tls && (!mhd_lib.feature || mhd_lib.feature(MHD_FEATURE_TLS) != MHD_YES)) {
+		*err = -EPROTONOSUPPORT;
 		return NULL;
 	}
 	struct sockaddr_storage ss;
@@ -318,48 +683,77 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 		close(fd);
 		return NULL;
 	}
+	pthread_mutex_init(&srv->conn_mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->reaper_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	socklen_t bl = sizeof ss;
 	getsockname(fd, (struct sockaddr *)&ss, &bl);
 	fmt_addr(srv->addr, sizeof srv->addr, &ss);
 	srv->fill = fill;
 	srv->ctx = ctx;
 	srv->cache_s = o->cache_s;
-	srv->r_index = fixed(index_html, "text/html; charset=utf-8");
-	srv->r_400 = fixed(bad_request, "text/plain; charset=utf-8");
-	srv->r_404 = fixed(not_found, "text/plain; charset=utf-8");
-	srv->r_405 = fixed(not_allowed, "text/plain; charset=utf-8");
-	srv->r_500 = fixed(failed, "text/plain; charset=utf-8");
-	if (!srv->r_index || !srv->r_400 || !srv->r_404 || !srv->r_405 || !srv->r_500) {
-		free_fixed(srv);
-		free(srv);
+	srv->tls = tls;
+	srv->per_ip = o->per_ip ? o->per_ip : 1;
+	srv->request_timeout_s = o->request_timeout_s > 0 ? o->request_timeout_s : SP_SERVE_DEFAULT_REQUEST_TIMEOUT_S;
+	srv->n_conns = o->max_conns ? o->max_conns : 1;
+	srv->users = o->users;
+	srv->n_users = o->users ? o->n_users : 0;
+	srv->conns = calloc(srv->n_conns, sizeof *srv->conns);
+	if (srv->n_users)
+		srv->cd = calloc(1, sizeof *srv->cd);
+	if (!srv->conns || (srv->n_users && !srv->cd) || !make_fixed(srv)) {
+		server_free(srv);
 		close(fd);
 		*err = -ENOMEM;
 		return NULL;
 	}
-	mhd_lib.add_header(srv->r_405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	/* MHD's own per-address limit is the hard one: past it a connection is
+	 * closed at once; between per_ip and it, answered 503 */
+	unsigned hard_per_ip = srv->per_ip > srv->n_conns / 2 ? srv->n_conns : srv->per_ip * 2;
 
-	/* the server thread inherits this mask: signals stay with the caller */
+	/* the server threads inherit this mask: signals stay with the caller */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int rc = pthread_create(&srv->reaper, NULL, reaper_main, srv);
+	srv->reaper_started = rc == 0;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	srv->d = mhd_lib.start_daemon(flags, 0, NULL, NULL, handler, srv,
-				  MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
-				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
-				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->per_ip,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)o->conn_mem,
-				  MHD_OPTION_END);
-	int start_errno = errno;
+	if (tls)
+		flags |= MHD_USE_TLS;
+	/* PEM texts: MHD only reads them; its API takes char * */
+	void *cert = (void *)(uintptr_t)o->tls_cert_pem; // NOLINT(performance-no-int-to-ptr)
+	void *key = (void *)(uintptr_t)o->tls_key_pem;   // NOLINT(performance-no-int-to-ptr)
+	struct MHD_OptionItem ops[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)quiet_log, NULL },
+		{ MHD_OPTION_LISTEN_SOCKET, fd, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)srv->n_conns, NULL },
+		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)hard_per_ip, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)o->timeout_s, NULL },
+		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->conn_mem, NULL },
+		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, srv },
+		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv },
+		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cert },
+		{ tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, key },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	errno = 0;
+	if (rc == 0)
+		srv->d = mhd_lib.start_daemon(flags, 0, NULL, NULL, handler, srv, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	int start_errno = rc ? rc : errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!srv->d) {
-		free_fixed(srv);
-		free(srv);
+		server_free(srv);
 		close(fd);
-		*err = start_errno ? -start_errno : -EIO;
+		/* a refused certificate leaves no errno of its own */
+		if (tls && (start_errno == 0 || start_errno == EINVAL))
+			*err = -EKEYREJECTED;
+		else
+			*err = start_errno ? -start_errno : -EIO;
 		return NULL;
 	}
 	return srv;
@@ -368,6 +762,11 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 const char *sp_serve_address(const struct sp_server *srv)
 {
 	return srv->addr;
+}
+
+const char *sp_serve_scheme(const struct sp_server *srv)
+{
+	return srv->tls ? "https" : "http";
 }
 
 unsigned long sp_serve_renders(const struct sp_server *srv)
@@ -379,7 +778,7 @@ void sp_serve_stop(struct sp_server *srv)
 {
 	if (!srv)
 		return;
+	reaper_end(srv); /* before MHD frees the connections it looks at */
 	mhd_lib.stop_daemon(srv->d); /* closes the listening socket and every connection */
-	free_fixed(srv);
-	free(srv);
+	server_free(srv);
 }

@@ -11,7 +11,14 @@
  *        full     send a whole GET /metrics, count the answers
  *        partial  send half a request line and stall (slowloris)
  *        idle     send nothing
- *        prints "connected=N answered=N status200=N closed=N"
+ *        prints "connected=N answered=N status200=N closed=N status503=N retry_after=N"
+ *        (retry_after: the 503s that carried "Retry-After: 1")
+ *   httpc trickle ADDR PORT N EVERY_MS HOLD_MS SRC
+ *        slowloris: keeps N connections from SRC, each sending a request line and
+ *        then one header line every EVERY_MS, never the blank line that ends
+ *        them; a connection the server closes is opened again at once. Stops
+ *        after HOLD_MS. Prints "opened=N cut=N max_life_ms=X" (cut: closed by
+ *        the server; max_life_ms: the longest a connection lasted until cut)
  *   httpc raw ADDR PORT                  send stdin, print the answer (or "closed")
  * SRC binds the client side to another loopback address (127.0.0.2) so a
  * per-address limit on the server can be told apart. */
@@ -220,7 +227,7 @@ static int do_flood(const char *addr, int port, int n, const char *mode, int hol
 	}
 	struct pollfd *p = calloc((size_t)n, sizeof *p);
 	int *state = calloc((size_t)n, sizeof *state); /* 0 connecting, 1 sent, 2 done */
-	int connected = 0, answered = 0, st200 = 0, closed = 0, live = 0;
+	int connected = 0, answered = 0, st200 = 0, closed = 0, live = 0, st503 = 0, retry = 0;
 	for (int i = 0; i < n; i++) {
 		p[i].fd = mksock(addr, port, src, 1);
 		p[i].events = POLLOUT;
@@ -268,6 +275,12 @@ static int do_flood(const char *addr, int port, int n, const char *mode, int hol
 						answered++;
 						if (k > 12 && strncmp(buf + 9, "200", 3) == 0)
 							st200++;
+						if (k > 12 && strncmp(buf + 9, "503", 3) == 0) {
+							st503++;
+							buf[k < (ssize_t)sizeof buf ? k : k - 1] = 0;
+							if (strcasestr(buf, "\r\nRetry-After: 1\r\n"))
+								retry++;
+						}
 						state[i] = 2;
 					}
 					continue;
@@ -285,9 +298,78 @@ static int do_flood(const char *addr, int port, int n, const char *mode, int hol
 	for (int i = 0; i < n; i++)
 		if (p[i].fd >= 0)
 			close(p[i].fd);
-	printf("connected=%d answered=%d status200=%d closed=%d\n", connected, answered, st200, closed);
+	printf("connected=%d answered=%d status200=%d closed=%d status503=%d retry_after=%d\n", connected, answered, st200,
+	       closed, st503, retry);
 	free(p);
 	free(state);
+	return 0;
+}
+
+static int do_trickle(const char *addr, int port, int n, int every_ms, int hold_ms, const char *src)
+{
+	struct pollfd *p = calloc((size_t)n, sizeof *p);
+	double *born = calloc((size_t)n, sizeof *born), *next = calloc((size_t)n, sizeof *next);
+	int opened = 0, cut = 0;
+	double max_life = 0, end = now_ms() + hold_ms;
+	const char *first = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+	for (int i = 0; i < n; i++)
+		p[i].fd = -1;
+	while (now_ms() < end) {
+		double t = now_ms();
+		for (int i = 0; i < n; i++) {
+			if (p[i].fd < 0 && opened < 100000) {
+				p[i].fd = mksock(addr, port, src, 0);
+				if (p[i].fd < 0)
+					continue;
+				opened++;
+				born[i] = t;
+				next[i] = t + every_ms;
+				p[i].events = POLLIN;
+				if (write(p[i].fd, first, strlen(first)) < 0) {
+					close(p[i].fd);
+					p[i].fd = -1;
+				}
+				continue;
+			}
+			if (p[i].fd >= 0 && t >= next[i]) {
+				char line[64];
+				int l = snprintf(line, sizeof line, "X-Trickle-%d: %d\r\n", i, (int)(t - born[i]));
+				next[i] = t + every_ms;
+				if (write(p[i].fd, line, (size_t)l) < 0) {
+					if (t - born[i] > max_life)
+						max_life = t - born[i];
+					cut++;
+					close(p[i].fd);
+					p[i].fd = -1;
+				}
+			}
+		}
+		if (poll(p, (nfds_t)n, 50) <= 0)
+			continue;
+		t = now_ms();
+		for (int i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			char buf[4096];
+			ssize_t k = read(p[i].fd, buf, sizeof buf);
+			if (k > 0)
+				continue; /* an answer (408, 503): the close follows */
+			if (k < 0 && errno == EAGAIN)
+				continue;
+			if (t - born[i] > max_life)
+				max_life = t - born[i];
+			cut++;
+			close(p[i].fd);
+			p[i].fd = -1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	printf("opened=%d cut=%d max_life_ms=%.0f\n", opened, cut, max_life);
+	free(p);
+	free(born);
+	free(next);
 	return 0;
 }
 
@@ -334,8 +416,14 @@ int main(int argc, char **argv)
 			return 2;
 		return do_flood(argv[2], atoi(argv[3]), n, argv[5], hold, argc > 7 ? argv[7] : NULL);
 	}
+	if (argc >= 8 && strcmp(argv[1], "trickle") == 0) {
+		int n = atoi(argv[4]), every = atoi(argv[5]), hold = atoi(argv[6]);
+		if (n < 1 || n > 1000 || every < 10 || hold < 0 || hold > 60000)
+			return 2;
+		return do_trickle(argv[2], atoi(argv[3]), n, every, hold, argv[7]);
+	}
 	if (argc == 4 && strcmp(argv[1], "raw") == 0)
 		return do_raw(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: httpc get|flood|raw ...\n");
+	fprintf(stderr, "usage: httpc get|getk|flood|trickle|raw ...\n");
 	return 2;
 }
