@@ -13,7 +13,9 @@
 
 void sp_opt_begin(void)
 {
-	optind = 1;
+	/* 0, not 1: glibc re-reads the option string (and its permuting
+	 * mode) only then; the top level parsed with "+" before us */
+	optind = 0;
 	opterr = 0;
 }
 

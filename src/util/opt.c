@@ -208,7 +208,7 @@ int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, 
 	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns] = '\0';
 
-	optind = 1;
+	optind = 0; /* 0: glibc starts afresh (the top level parsed with "+") */
 	opterr = 0;
 	int c, idx;
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
