@@ -263,3 +263,15 @@ check-arm64:
 
 check-unsigned-char:
 	@$(MAKE) --no-print-directory BUILD=build-uchar CFLAGS_EXTRA=-funsigned-char WERROR=1 test
+
+# make deb: build/sparkops_VERSION_<native>.deb, and build-arm64/..._arm64.deb
+# when the aarch64 toolchain is here or installable (scripts/mkdeb.sh)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+deb: $(BIN) $(MAN)
+	@scripts/mkdeb.sh $(BUILD) $(DEB_ARCH) $(VERSION)
+	@why=$$(scripts/deps-arm64.sh 2>&1 >/dev/null); rc=$$?; \
+	if [ $$rc = 3 ]; then echo "deb: arm64 package skipped: $$why"; \
+	elif [ $$rc != 0 ]; then echo "$$why"; exit 1; \
+	else PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+	  $(MAKE) --no-print-directory -s BUILD=build-arm64 CC=$(ARM64_CC) WERROR=1 build-arm64/sparkops build-arm64/sparkops.1 && \
+	  scripts/mkdeb.sh build-arm64 arm64 $(VERSION); fi
