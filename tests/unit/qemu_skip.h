@@ -14,5 +14,6 @@
 		}                                                         \
 	} while (0)
 #define QEMU_THREADS "starts a thread (qemu-user 7.2 hangs in pthread_create)"
+#define QEMU_MLOCK "mlockall under qemu-user locks the emulator's whole guest address space"
 #define QEMU_PROCSTAT "reads its own /proc/PID/stat (qemu-user fakes it: rss 0)"
 #endif
