@@ -39,6 +39,11 @@ _report() { # ok? name
 	fi
 }
 
+# skip_case name reason : a TAP skip, counted and shown, never silent
+skip_case() {
+	T_N=$((T_N + 1))
+	echo "ok $T_N - $1 # SKIP $2"
+}
 expect_rc() { # want name
 	[ "$RC" = "$1" ]
 	_report $? "$2 (exit $1)"

@@ -157,6 +157,7 @@ static void harden(void **st)
  * opened without O_CLOEXEC (as a vendor library might). */
 static void close_inherited(void **st)
 {
+	SKIP_UNDER_QEMU("closes every fd from 3 in a child, qemu-user's own included (it hangs)");
 	(void)st;
 	int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC, on purpose */
 	assert_true(leak >= 0);
