@@ -29,9 +29,10 @@ QEMU=$(command -v qemu-aarch64 || command -v qemu-aarch64-static)
 command -v "$CC" >/dev/null || { echo "check-arm64: skipped: $CC not found" ; exit 0; }
 
 echo "== check-arm64: cross-building into $B/ with $CC -Werror"
+mkdir -p "$B"
 PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
-	$MAKE --no-print-directory -s BUILD="$B" CC="$CC" WERROR=1 test-bins >"$B.log" 2>&1 || {
-	cat "$B.log"; echo "check-arm64: cross build failed" >&2; exit 1; }
+	$MAKE --no-print-directory -s BUILD="$B" CC="$CC" WERROR=1 test-bins >"$B/cross-build.log" 2>&1 || {
+	cat "$B/cross-build.log"; echo "check-arm64: cross build failed" >&2; exit 1; }
 # the ELF header's e_machine (bytes 18-19, little-endian) is 183 = EM_AARCH64
 for f in "$B/sparkops" "$B/libfake-nvml.so" "$B"/tests/test_*; do
 	m=$(od -An -tu2 -j18 -N2 "$f" | tr -d ' ')
