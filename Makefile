@@ -14,16 +14,18 @@ BUILD    := build-asan
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 
-PKGS_CFLAGS := $(shell pkg-config --cflags jansson libmicrohttpd 2>/dev/null)
+# PKG_CONFIG: a cross build (check-arm64) points it at the target's .pc files
+PKG_CONFIG  ?= pkg-config
+PKGS_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson libmicrohttpd 2>/dev/null)
 # libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build)
 # libcrypt (crypt_r) checks the passwords of serve --web-config's basic_auth_users
-PKGS_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+PKGS_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wundef -Wpointer-arith -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wcast-qual -Wnull-dereference
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc $(PKGS_CFLAGS) \
-            -DSPARKOPS_VERSION='"$(VERSION)"' -fPIC
+            -DSPARKOPS_VERSION='"$(VERSION)"' -fPIC $(CFLAGS_EXTRA)
 ifeq ($(CI),true)
 CFLAGS   += -Werror
 endif
@@ -116,6 +118,9 @@ $(BUILD)/progress_child: tests/helpers/progress_child.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
+# everything the suites run, built but not run (the aarch64 cross build)
+test-bins: all $(UNIT_BINS) $(HELPERS)
+
 test: all $(UNIT_BINS) $(HELPERS)
 	@scripts/run-tests.sh $(BUILD)
 
@@ -140,7 +145,7 @@ docs-img: all
 	scripts/docs-img.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build-fuzz build-tsan
+	rm -rf build build-asan build-fuzz build-tsan build-arm64 build-uchar
 
 # ==== robustness: fuzzing, lint, valgrind ======================================
 # Kept together at the end so merges stay easy. `make fuzz` runs every
@@ -249,3 +254,31 @@ check-extra: all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory valgrind
 	@$(MAKE) --no-print-directory fuzz-check
+	@$(MAKE) --no-print-directory check-unsigned-char
+	@$(MAKE) --no-print-directory check-arm64
+
+# ==== aarch64 (the DGX Spark's CPU) ============================================
+# check-arm64: cross-build everything with -Werror into build-arm64/ and run
+# the single-threaded unit tests and CLI cases under qemu-aarch64
+# (scripts/check-arm64.sh; skipped, with one line, when the toolchain cannot
+# be installed). check-unsigned-char: the whole native suite with aarch64's
+# unsigned plain char, into build-uchar/.
+.PHONY: check-arm64 check-unsigned-char test-bins deb
+ARM64_CC ?= aarch64-linux-gnu-gcc
+check-arm64:
+	@ARM64_CC=$(ARM64_CC) MAKE="$(MAKE)" scripts/check-arm64.sh build-arm64
+
+check-unsigned-char:
+	@$(MAKE) --no-print-directory BUILD=build-uchar CFLAGS_EXTRA=-funsigned-char WERROR=1 test
+
+# make deb: build/sparkops_VERSION_<native>.deb, and build-arm64/..._arm64.deb
+# when the aarch64 toolchain is here or installable (scripts/mkdeb.sh)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+deb: $(BIN) $(MAN)
+	@scripts/mkdeb.sh $(BUILD) $(DEB_ARCH) $(VERSION)
+	@why=$$(scripts/deps-arm64.sh 2>&1 >/dev/null); rc=$$?; \
+	if [ $$rc = 3 ]; then echo "deb: arm64 package skipped: $$why"; \
+	elif [ $$rc != 0 ]; then echo "$$why"; exit 1; \
+	else PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+	  $(MAKE) --no-print-directory -s BUILD=build-arm64 CC=$(ARM64_CC) WERROR=1 build-arm64/sparkops build-arm64/sparkops.1 && \
+	  scripts/mkdeb.sh build-arm64 arm64 $(VERSION); fi

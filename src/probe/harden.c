@@ -2,6 +2,7 @@
 #include "probe/harden.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
+#include "util/pagesize.h"
 #include "util/paths.h"
 
 #include <errno.h>
@@ -33,7 +34,8 @@
 __attribute__((noinline, unused)) static void prefault_stack(void)
 {
 	volatile char pad[STACK_PREFAULT];
-	for (size_t i = 0; i < sizeof pad; i += 4096)
+	size_t step = (size_t)sp_page_size();
+	for (size_t i = 0; i < sizeof pad; i += step)
 		pad[i] = 0;
 	pad[sizeof pad - 1] = 0;
 }

@@ -3,6 +3,7 @@
 #include "probe/jobtree.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
+#include "util/pagesize.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -88,7 +89,7 @@ int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_r
 		return r;
 	const char *name;
 	char path[512], buf[1024];
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t page = sp_page_size();
 	uint64_t root_rss = 0;
 	bool root_seen = false;
 	while ((name = sp_dir_next(&d))) {
@@ -146,7 +147,7 @@ int sp_tree_scan(struct sp_tree *t, const char *proc, pid_t root, bool include_r
 
 void sp_tree_refresh(struct sp_tree *t, const char *proc)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t page = sp_page_size();
 	char path[512], buf[1024];
 	int k = 0;
 	t->rss_bytes = 0;

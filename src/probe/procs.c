@@ -5,6 +5,7 @@
 #include "probe/probe.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
+#include "util/pagesize.h"
 #include "util/paths.h"
 #include "util/sort.h"
 #include "util/text.h"
@@ -224,7 +225,7 @@ static int read_proc_brief(int pid, struct sp_proc *p)
 	sp_proc_path(path, sizeof path, "%d/statm", pid);
 	uint64_t pages = 0;
 	if (sp_read_file(path, buf, sizeof buf, NULL) == 0 && sp_statm_parse(buf, &pages) == 0) {
-		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		uint64_t page = sp_page_size();
 		/* no process holds 64 PiB: a wrapped or forged count is left out */
 		if (pages > (1ULL << 56) / page)
 			return -1;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "qemu_skip.h"
 
 #include "probe/probe.h"
 #include "util/paths.h"
@@ -46,6 +47,7 @@ static void read_sample(double timeout)
 
 static void lost_midrun(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	use_scenario("lost-midrun");
 	setenv("FAKE_NVML_TIME_SCALE", "20", 1); /* @1 s is 50 ms */
@@ -73,6 +75,7 @@ static void lost_midrun(void **st)
 
 static void garbage_counted(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	use_scenario("garbage");
 	read_sample(5.0);
@@ -116,6 +119,7 @@ static void poll_without_request(void **st)
  * reading says timeout, and later samples do not wait again. */
 static void hang_keeps_sampling(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	/* a driver that answers once, then hangs in the power query for good */
 	char path[] = "/tmp/sparkops-hang-XXXXXX";

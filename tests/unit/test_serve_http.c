@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "qemu_skip.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -86,6 +87,7 @@ static char resp[1 << 20];
 
 static void serve_and_cache(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	struct sp_serve_opts o;
 	sp_serve_opts_init(&o);
@@ -130,6 +132,7 @@ static void serve_and_cache(void **st)
 
 static void grows_and_fails(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	struct sp_serve_opts o;
 	sp_serve_opts_init(&o);
@@ -155,6 +158,7 @@ static void grows_and_fails(void **st)
 
 static void bad_address(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	struct sp_serve_opts o;
 	sp_serve_opts_init(&o);
@@ -189,6 +193,7 @@ static size_t job_fill(char *buf, size_t cap, void *p)
 
 static void run_watch_hook(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	(void)st;
 	static struct metrics_ctx m = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	m.s.mem.why = SP_OK;

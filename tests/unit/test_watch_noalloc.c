@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "qemu_skip.h"
 
 #include "probe/probe.h"
 #include "util/paths.h"
@@ -82,6 +83,7 @@ static void one(int i, struct sp_guard *g)
 
 static void per_sample_path_allocates_nothing(void **st)
 {
+	SKIP_UNDER_QEMU(QEMU_PROCSTAT);
 	(void)st;
 	sp_paths_init("tests/fixtures/gb10-loaded/proc", "tests/fixtures/gb10-loaded/sys");
 	struct sp_read_opts o;
