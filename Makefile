@@ -14,9 +14,11 @@ BUILD    := build-asan
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 
-PKGS_CFLAGS := $(shell pkg-config --cflags jansson libmicrohttpd 2>/dev/null)
-# libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build)
-PKGS_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+PKGS_CFLAGS := $(shell pkg-config --cflags jansson libmicrohttpd ncursesw 2>/dev/null)
+# libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build);
+# ncursesw draws `sparkops top` (src/cmd/topterm.c)
+PKGS_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) \
+               $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wundef -Wpointer-arith -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wcast-qual -Wnull-dereference
@@ -41,8 +43,8 @@ FAKENVML := $(BUILD)/libfake-nvml.so $(BUILD)/libfake-nvml-old.so
 UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-DEB_BUILD := libjansson-dev libmicrohttpd-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3
+DEB_BUILD := libjansson-dev libmicrohttpd-dev libncurses-dev pkg-config
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 tmux
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
 
