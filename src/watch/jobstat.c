@@ -113,7 +113,7 @@ int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j)
 		line[l] = 0;
 		i = e + 1;
 		char *eq = strchr(line, '=');
-		if (!eq || memchr(line, 0, l) != line + l)
+		if (!eq || memchr(line, 0, l))
 			continue;
 		*eq = 0;
 		const char *k = line, *v = eq + 1;
