@@ -143,7 +143,7 @@ double sp_top_hist_get(const struct sp_top_hist *h, enum sp_top_series ser, int 
 
 /* The scale of a series over the newest `width` points. Fixed where the
  * physics gives one, so a flat line stays flat: free memory from 0 to the
- * pool, temperature from 20 to 100 C, power and clock from 0 to their cap
+ * pool, temperature from 40 to 100 C, power and clock from 0 to their cap
  * (or the highest point, when higher). */
 static void spark_scale(const struct sp_top_hist *h, enum sp_top_series ser, int width, double *lo, double *hi)
 {
@@ -159,7 +159,7 @@ static void spark_scale(const struct sp_top_hist *h, enum sp_top_series ser, int
 		*hi = h->total_bytes > 0 ? h->total_bytes : mx;
 		break;
 	case SP_TS_TEMP:
-		*lo = 20;
+		*lo = 40;
 		*hi = mx > 100 ? mx : 100;
 		break;
 	case SP_TS_POWER:
@@ -609,7 +609,7 @@ static void help(struct sp_tv_grid *g, int r, int end)
 		"POOL bar: used | shmem | page cache | free (budget, then the reserve)",
 		"budget now = MemFree - reserve; after flush adds what a flush gives back",
 		"STALE: the NVIDIA driver stopped answering; the last readings, dimmed",
-		"history: one column per sample; free 0..pool, temp 20..100 C,",
+		"history: one column per sample; free 0..pool, temp 40..100 C,",
 		"         power and clock 0..their cap",
 	};
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0] && r < end; i++, r++)

@@ -201,9 +201,9 @@ static void sparklines(void **st)
 		sp_top_hist_push(&f->h, f->s, &f->k);
 	}
 	sp_top_spark(&f->h, SP_TS_TEMP, 8, false, line, sizeof line);
-	assert_string_equal(line, "\u2582\u2583\u2584\u2585\u2586\u2587\u2588\u2588");
+	assert_string_equal(line, "\u2581\u2581\u2582\u2583\u2585\u2586\u2587\u2588");
 	sp_top_spark(&f->h, SP_TS_TEMP, 8, true, line, sizeof line);
-	assert_string_equal(line, ".-~=+*##");
+	assert_string_equal(line, "__.-=+*#");
 	sp_top_spark(&f->h, SP_TS_POWER, 8, true, line, sizeof line);
 	assert_int_equal(strspn(line, line[0] == '*' ? "*" : "+"), 8); /* flat */
 	/* older than the history: blanks */
