@@ -110,7 +110,7 @@ void sp_topterm_paint(struct sp_topterm *t, const struct sp_tv_grid *g)
 				c++;
 			}
 			run[len] = 0;
-			attrset(a >= 0 && a < SP_TVA_N ? t->look[a] : (int)A_NORMAL);
+			attrset(a < SP_TVA_N ? t->look[a] : (int)A_NORMAL);
 			mvaddstr(r, c0, run); /* the last cell of the last row returns ERR and is drawn */
 		}
 	}

@@ -265,7 +265,7 @@ static int pool(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 	if (w > 4 && total > 0) {
 		/* segment boundaries in cells, rounded from the running sums so the
 		 * bar always spans exactly w cells */
-		double edge[5] = { used, used + shmem, used + cache, total - reserve, total };
+		const double edge[5] = { used, used + shmem, used + cache, total - reserve, total };
 		static const int attr[5] = { SP_TVA_USED, SP_TVA_SHMEM, SP_TVA_CACHE, SP_TVA_FREE, SP_TVA_DIM };
 		static const char *const uni[5] = { "\u2588", "\u2593", "\u2592", "\u2591", "\u00b7" };
 		static const char *const asc[5] = { "#", "%", "=", "-", "." };
@@ -362,8 +362,8 @@ static int gpu_one(struct sp_tv_grid *g, int r, const struct sp_gpu *x, bool sta
 			const char *rn = sp_reason_name(bit);
 			uint64_t m = 1ULL << bit;
 			int a = stale ? SP_TVA_DIM
-				: m & (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN) ? SP_TVA_ALERT
-				: m & (SP_REASON_SW_POWER_CAP | SP_REASON_HW_POWER_BRAKE)                  ? SP_TVA_WARN
+				: (m & (SP_REASON_SW_THERMAL | SP_REASON_HW_THERMAL | SP_REASON_HW_SLOWDOWN)) ? SP_TVA_ALERT
+				: (m & (SP_REASON_SW_POWER_CAP | SP_REASON_HW_POWER_BRAKE)) ? SP_TVA_WARN
 													   : base;
 			c = putf(g, r, c, a, "%s%s", lit++ ? " " : "", rn ? rn : "unknown_reason");
 		}
@@ -492,7 +492,8 @@ static int jobs(struct sp_tv_grid *g, int r, int max_rows, const struct sp_topvi
 		}
 		if (strcmp(j->cause, "none") != 0)
 			c = putf(g, r, c, SP_TVA_ALERT, "slowdown: %s  ", j->cause);
-		c = putf(g, r, c, strcmp(j->guard, "ok") && strcmp(j->guard, "off") ? SP_TVA_ALERT : SP_TVA_NONE, "guard: %s",
+		bool guard_acted = strcmp(j->guard, "ok") != 0 && strcmp(j->guard, "off") != 0;
+		c = putf(g, r, c, guard_acted ? SP_TVA_ALERT : SP_TVA_NONE, "guard: %s",
 			 j->guard);
 		if (!isnan(j->job_rss_bytes))
 			putf(g, r, c, SP_TVA_NONE, "  rss %s", sp_fmt_bytes(b1, sizeof b1, j->job_rss_bytes));
@@ -553,7 +554,7 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 	for (int i = 0; i < n; i++)
 		order[i] = &s->procs[i];
 	static int (*const cmp[SP_TOP_SORT_N])(const void *, const void *) = { cmp_rss, cmp_gpu, cmp_pid, cmp_kind };
-	sp_sort(order, (size_t)n, sizeof order[0], cmp[in->sort >= 0 && in->sort < SP_TOP_SORT_N ? in->sort : 0]);
+	sp_sort(order, (size_t)n, sizeof(const struct sp_proc *), cmp[in->sort >= 0 && in->sort < SP_TOP_SORT_N ? in->sort : 0]);
 	for (int i = 0; i < n && r < end; i++, r++) {
 		const struct sp_proc *p = order[i];
 		cap[0] = 0;
