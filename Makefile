@@ -16,10 +16,12 @@ endif
 
 # PKG_CONFIG: a cross build (check-arm64) points it at the target's .pc files
 PKG_CONFIG  ?= pkg-config
-PKGS_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson libmicrohttpd 2>/dev/null)
-# libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build)
-# libcrypt (crypt_r) checks the passwords of serve --web-config's basic_auth_users
-PKGS_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
+PKGS_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson libmicrohttpd ncursesw 2>/dev/null)
+# libmicrohttpd is dlopen'ed by src/out/serve_http.c (only its header is needed to build);
+# libcrypt (crypt_r) checks the passwords of serve --web-config's basic_auth_users;
+# ncursesw draws `sparkops top` (src/cmd/topterm.c)
+PKGS_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson) \
+               $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wundef -Wpointer-arith -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wcast-qual -Wnull-dereference
@@ -44,8 +46,8 @@ FAKENVML := $(BUILD)/libfake-nvml.so $(BUILD)/libfake-nvml-old.so
 UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl
+DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev libncurses-dev pkg-config
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
 

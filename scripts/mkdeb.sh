@@ -39,7 +39,7 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: sparkops developers <sparkops@localhost>
 Installed-Size: $size
-Depends: libc6, libjansson4
+Depends: libc6, libjansson4, libcrypt1, libncursesw6
 Recommends: libmicrohttpd12
 Section: admin
 Priority: optional

@@ -21,7 +21,11 @@ passed=0
 failed=0
 failures=""
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# the running jobs' status files (watch/jobstat.h) go here, not into the
+# machine's /run/sparkops (a test that SIGKILLs sparkops leaves one behind)
+XDG_RUNTIME_DIR=$(mktemp -d)
+export XDG_RUNTIME_DIR
+trap 'rm -f "$log"; rm -rf "$XDG_RUNTIME_DIR"' EXIT
 
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue

@@ -20,6 +20,7 @@
 #include "util/units.h"
 #include "watch/attribute.h"
 #include "watch/child.h"
+#include "watch/jobstat.h"
 #include "watch/logrow.h"
 #include "watch/progress.h"
 #include "watch/sampler.h"
@@ -111,11 +112,14 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	int gq_n;
 	struct sp_logrow gq[GQ_MAX];
 	struct sp_guard guard;
+	atomic_int guard_state; /* the guard thread's last state, for the status file */
 	struct sp_tree guard_tree; /* the guard thread's scan */
 	/* the sampling */
 	struct sp_sample sample;
 	struct sp_tree tree;
 	struct wl_metrics metrics;
+	struct sp_jobstat_file stat; /* what `sparkops top` reads (watch/jobstat.h) */
+	double start_unix;
 	/* the loop */
 	int sfd;              /* signalfd: SIGCHLD, SIGINT, SIGTERM, SIGHUP */
 	sigset_t orig;        /* the signal mask to restore */
@@ -246,6 +250,7 @@ static void *guard_main(void *arg)
 		double fr = read_free();
 		double psi = g->cfg.psi_full_pct > 0 ? read_psi_full() : NAN;
 		enum sp_guard_act act = sp_guard_step(g, t, fr, psi, atomic_load(&w->job_alive));
+		atomic_store(&w->guard_state, (int)g->state);
 		switch (act) {
 		case SP_GA_WARN:
 			if (g->by_psi) {
@@ -488,6 +493,39 @@ static void sample_attr(struct wl *w, const struct sp_sample *s, const struct sp
 	}
 }
 
+static void cmd_words(char *out, size_t n, char **argv);
+
+/* The status file `sparkops top` reads (watch/jobstat.h): the job, its
+ * throughput, the slowdown's cause, the guard; rewritten once per sample. */
+static void stat_publish(struct wl *w)
+{
+	static const char *const gname[] = { "ok", "warned", "stopping", "killed" };
+	if (!w->stat.on)
+		return;
+	struct sp_jobstat j;
+	sp_jobstat_clear(&j);
+	j.pid = (int)getpid();
+	snprintf(j.mode, sizeof j.mode, "%s", w->o->argv ? "run" : "watch");
+	if (w->o->argv)
+		cmd_words(j.command, sizeof j.command, w->o->argv);
+	j.job_pid = (int)w->root;
+	j.started_unix = w->start_unix;
+	j.updated_unix = sp_wall_now();
+	j.interval_s = w->o->interval_s;
+	j.samples = w->sum.samples;
+	if (w->root > 0 || w->root_is_self)
+		j.job_rss_bytes = (double)w->tree.rss_bytes;
+	j.rate = w->rate;
+	snprintf(j.unit, sizeof j.unit, "%s", w->unit);
+	if (w->attr.have_baseline)
+		j.baseline = w->attr.baseline;
+	snprintf(j.cause, sizeof j.cause, "%s", sp_cause_name(w->attr.in_episode ? w->attr.cause : SP_CAUSE_NONE));
+	int gs = atomic_load(&w->guard_state);
+	snprintf(j.guard, sizeof j.guard, "%s", !w->gthread_on ? "off" : gs >= 0 && gs < 4 ? gname[gs] : "ok");
+	snprintf(j.log, sizeof j.log, "%s", w->log_ok ? w->log.path : "");
+	sp_jobstat_write(&w->stat, &j);
+}
+
 /* One sample: read, its events, its row (with the job's memory and
  * throughput), attribution, the log, the metrics endpoint's copy. */
 static void take_sample(struct wl *w)
@@ -510,6 +548,7 @@ static void take_sample(struct wl *w)
 	emit(w, &r);
 	if (w->metrics.on)
 		metrics_publish(w, s);
+	stat_publish(w);
 }
 
 /* ---- signals and children ------------------------------------------------------------------ */
@@ -560,6 +599,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	w->sfd = w->pidfd = -1;
 	atomic_init(&w->job_alive, false);
 	atomic_init(&w->guard_stopped, false);
+	atomic_init(&w->guard_state, 0);
 	pthread_mutex_init(&w->metrics.lock, NULL);
 	sp_read_opts_init(&w->ro);
 	w->ro.reserve = o->reserve;
@@ -727,6 +767,8 @@ static int engine_start(struct wl *w)
 	log_open(w);
 	start_event(w);
 	guard_start(w);
+	w->start_unix = sp_wall_now();
+	sp_jobstat_open(&w->stat, getpid()); /* no folder of our own: top will not see us, nothing else */
 	w->next = w->t0;
 	w->t_end = o->duration_s > 0 ? w->t0 + o->duration_s : INFINITY;
 	return 0;
@@ -966,6 +1008,7 @@ static int engine_finish(struct wl *w)
 		w->srv = NULL;
 		w->metrics.on = false;
 	}
+	sp_jobstat_close(&w->stat);
 	sp_summary_finish(&w->sum);
 	if (w->log.lost > 0)
 		sp_warn("'%s': %ld rows could not be written", w->log.path, w->log.lost);

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/* sparkops top — the live view of a unified-memory machine: the pool and
+ * its budget, the GPU and GB10's sensors, their history, pressure, the
+ * processes competing for the pool and a running sparkops job. The option
+ * table and the loop; the screen is a model (out/topview.c) painted by
+ * cmd/topterm.c. */
+#include "cmd/cli.h"
+#include "cmd/cmdutil.h"
+#include "cmd/topterm.h"
+#include "out/topview.h"
+#include "probe/flush.h"
+#include "probe/probe.h"
+#include "probe/spark.h"
+#include "probe/sysctl.h"
+#include "util/clock.h"
+#include "util/msg.h"
+#include "util/opt.h"
+#include "util/text.h"
+#include "util/units.h"
+#include "watch/jobstat.h"
+
+#include <curses.h> /* the key codes */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct sp_cmdspec spec = {
+	.name = "top",
+	.usage = "usage: sparkops top [--interval DURATION] [--no-color] [--ascii] [--procfs DIR --sysfs DIR]\n"
+		 "\n"
+		 "A full-screen live view: the pool split into what processes hold, page cache\n"
+		 "and free, with the budget now and after a flush; each GPU's temperature,\n"
+		 "power, clock and the clock-event reasons lit; GB10's die temperature and PL1;\n"
+		 "sparklines of the last minutes; pressure; the processes competing for the\n"
+		 "pool; a running 'sparkops run' or 'watch' job.\n"
+		 "\n"
+		 "keys: q quit, s cycle the sort, p pause, f flush the page cache (root, y/n),\n"
+		 "      h or ? help\n"
+		 "\n",
+	.tail = "environment: NO_COLOR (any value) turns colour off; SPARKOPS_NVML_LIB=PATH\n"
+		"exit: 0 quit with q, 2 usage error or stdout not a terminal (use 'status' or 'watch')\n",
+};
+
+#define MSG_S 8.0 /* how long a result stays on the keys line */
+/* The scan of every process for servers and trainers is most of a
+ * sample's cost on a busy machine (2,000 processes: ~60 ms against ~1 ms
+ * for everything else), so at short intervals it runs at most this often,
+ * as the run/watch engine's does; in between the list is kept and its GPU
+ * memory refreshed from NVML. */
+#define PROC_SCAN_S 5.0
+
+struct top { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
+	struct sp_read_opts ro;
+	double interval_s;
+	bool no_color, ascii;
+	struct sp_topterm term;
+	struct sp_sample s;
+	struct sp_spark k;
+	bool have_sample;
+	struct sp_top_hist h;
+	/* the GPU's last answered readings, for the STALE pane */
+	struct sp_gpu gpu_last[SP_MAX_GPUS];
+	int gpu_last_n;
+	double gpu_last_t;
+	bool gpu_stale;
+	struct sp_jobstat jobs[SP_JOBSTAT_MAX];
+	int njobs;
+	/* the last full process scan */
+	struct sp_proc procs[SP_MAX_PROCS];
+	int nprocs, procs_seen;
+	double last_scan;
+	bool scanned;
+	char host[64];
+	long samples;
+	enum sp_top_sort sort;
+	bool paused, help, confirm, quit;
+	char msg[256];
+	bool msg_alert;
+	double msg_until;
+	struct sp_tv_grid grid; /* last: large, touched only as far as the screen reaches */
+};
+
+static void say(struct top *t, bool alert, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct top *t, bool alert, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	va_end(ap);
+	t->msg_alert = alert;
+	t->msg_until = sp_mono_now() + MSG_S;
+}
+
+/* One sample: the machine (the GPU behind its deadline), the history, the
+ * jobs. A GPU that did not answer in time leaves its last answer, marked stale. */
+/* The processes: a full scan every PROC_SCAN_S, else the last scan's list
+ * with this sample's GPU memory (NVML's per-process figures). */
+static void sample_procs(struct top *t, bool full, double now)
+{
+	struct sp_sample *s = &t->s;
+	if (full) {
+		t->nprocs = s->nprocs;
+		t->procs_seen = s->procs_seen;
+		memcpy(t->procs, s->procs, sizeof t->procs[0] * (size_t)s->nprocs);
+		t->last_scan = now;
+		t->scanned = true;
+		return;
+	}
+	for (int i = 0; i < t->nprocs; i++) {
+		struct sp_proc *p = &t->procs[i];
+		for (int j = 0; j < s->nprocs; j++)
+			if (s->procs[j].pid == p->pid)
+				p->gpu_mem = s->procs[j].gpu_mem;
+	}
+	memcpy(s->procs, t->procs, sizeof t->procs[0] * (size_t)t->nprocs);
+	s->nprocs = t->nprocs;
+	s->procs_seen = t->procs_seen;
+}
+
+static void take_sample(struct top *t)
+{
+	double now = sp_mono_now();
+	bool want = (t->ro.what & SP_READ_PROCS) != 0;
+	bool full = want && (!t->scanned || now - t->last_scan >= PROC_SCAN_S || t->interval_s >= PROC_SCAN_S);
+	struct sp_read_opts ro = t->ro;
+	if (!full)
+		ro.what &= ~(unsigned)SP_READ_PROCS;
+	sp_sample_read(&t->s, &ro);
+	if (want)
+		sample_procs(t, full, now);
+	sp_spark_derive(&t->s, &t->k);
+	if (t->s.gpu_status == SP_TIMEOUT) {
+		t->gpu_stale = true;
+	} else {
+		t->gpu_stale = false;
+		if (t->s.gpu_status == SP_OK) {
+			t->gpu_last_n = t->s.ngpu;
+			memcpy(t->gpu_last, t->s.gpus, sizeof t->gpu_last[0] * (size_t)t->s.ngpu);
+			t->gpu_last_t = now;
+		}
+	}
+	sp_top_hist_push(&t->h, &t->s, &t->k);
+	t->njobs = sp_jobstat_find(t->jobs, SP_JOBSTAT_MAX, t->s.wall);
+	t->samples++;
+	t->have_sample = true;
+	if (t->msg[0] && !t->confirm && now > t->msg_until)
+		t->msg[0] = 0;
+}
+
+static void draw(struct top *t)
+{
+	int rows, cols;
+	sp_topterm_size(&rows, &cols);
+	struct sp_topview_in in = {
+		.s = t->have_sample ? &t->s : NULL,
+		.k = &t->k,
+		.h = &t->h,
+		.gpu_stale = t->gpu_stale,
+		.gpu_last = t->gpu_last_n ? t->gpu_last : NULL,
+		.gpu_last_n = t->gpu_last_n,
+		.gpu_stale_s = t->gpu_last_n ? sp_mono_now() - t->gpu_last_t : 0,
+		.jobs = t->jobs,
+		.njobs = t->njobs,
+		.host = t->host,
+		.now_unix = t->s.wall,
+		.samples = t->samples,
+		.interval_s = t->interval_s,
+		.sort = t->sort,
+		.paused = t->paused,
+		.ascii = t->ascii,
+		.help = t->help,
+		.message = t->msg,
+		.message_alert = t->msg_alert,
+	};
+	sp_topview_render(&t->grid, rows, cols, &in);
+	sp_topterm_paint(&t->term, &t->grid);
+}
+
+/* f, then y: the one flush (probe/flush.c), and what it freed. */
+static void flush_now(struct top *t)
+{
+	char a[32], b[32], c[32];
+	say(t, false, "flushing the page cache (sync; drop_caches 3)...");
+	draw(t);
+	struct sp_flush_result r;
+	int e = sp_flush_page_cache(&r);
+	if (e < 0 && e != -EIO)
+		say(t, true, "flush failed: '%s': %s", r.path, strerror(-e));
+	else if (e < 0)
+		say(t, true, "flushed, but the pool could not be read afterwards");
+	else
+		say(t, false, "flushed: page cache %s -> %s, %s freed; MemFree %+.1f GiB",
+		    sp_fmt_gib(a, sizeof a, (double)r.cache_before), sp_fmt_gib(b, sizeof b, (double)r.cache_after),
+		    sp_fmt_gib(c, sizeof c, (double)r.freed_bytes), (double)r.mem_free_gain / 1073741824.0);
+}
+
+static void on_key(struct top *t, int ch)
+{
+	if (t->confirm) {
+		t->confirm = false;
+		if (ch == 'y' || ch == 'Y')
+			flush_now(t);
+		else
+			say(t, false, "flush cancelled");
+		return;
+	}
+	if (ch == 'q' || ch == 'Q') {
+		t->quit = true;
+		return;
+	}
+	if (t->help && ch != KEY_RESIZE) {
+		t->help = false;
+		return;
+	}
+	switch (ch) {
+	case 's':
+	case 'S':
+		t->sort = (enum sp_top_sort)((t->sort + 1) % SP_TOP_SORT_N);
+		break;
+	case 'p':
+	case 'P':
+		t->paused = !t->paused;
+		break;
+	case 'h':
+	case 'H':
+	case '?':
+		t->help = true;
+		break;
+	case 'f':
+	case 'F':
+		if (geteuid() != 0) {
+			say(t, true, "flushing the page cache needs root");
+		} else {
+			t->confirm = true;
+			say(t, false, "flush the page cache now (sync; echo 3 > drop_caches)? y/n");
+		}
+		break;
+	case 12: /* Ctrl-L */
+		sp_topterm_redraw();
+		break;
+	default:
+		break;
+	}
+}
+
+/* Wait for a key, a signal or the next sample; false when the loop ends. */
+static bool wait_input(struct top *t, double next)
+{
+	double now = sp_mono_now();
+	int ms = t->paused ? 1000 : (int)ceil((next - now) * 1000.0);
+	if (ms < 0)
+		ms = 0;
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	int r = poll(&p, 1, ms);
+	if (r < 0 && errno != EINTR)
+		return false;
+	if (r > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p.revents & POLLIN))
+		return false; /* the terminal went away */
+	return true;
+}
+
+static int top_loop(struct top *t)
+{
+	double next = sp_mono_now();
+	bool dirty = true;
+	while (!t->quit && !sp_topterm_signal()) {
+		double now = sp_mono_now();
+		if (!t->paused && now >= next) {
+			take_sample(t);
+			dirty = true;
+			next += t->interval_s;
+			now = sp_mono_now();
+			if (next < now)
+				next = now + t->interval_s; /* fell behind: no burst */
+		}
+		if (dirty)
+			draw(t);
+		dirty = false;
+		if (!wait_input(t, next))
+			break;
+		int ch;
+		while ((ch = sp_topterm_key()) >= 0 && !t->quit) {
+			on_key(t, ch);
+			dirty = true;
+		}
+		if (t->paused && t->msg[0] && !t->confirm && sp_mono_now() > t->msg_until) {
+			t->msg[0] = 0;
+			dirty = true;
+		}
+	}
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top *t = calloc(1, sizeof *t);
+	if (!t)
+		sp_die(SP_EXIT_IO, "out of memory");
+	sp_read_opts_init(&t->ro);
+	t->interval_s = 1.0;
+	const struct sp_option opts[] = {
+		SP_OPT_GROUP("options:"),
+		SP_OPT_DURATION("interval", &t->interval_s, "DURATION", 0.1, 3600, 0,
+				"time between samples (default 1s, at least 100ms)"),
+		SP_OPT_FLAG(0, "no-color", &t->no_color, "no colour (bold and reverse only); NO_COLOR does the same"),
+		SP_OPT_FLAG(0, "ascii", &t->ascii, "plain ASCII bars and sparklines, for terminals without\n"
+						  "Unicode block characters"),
+		SP_OPT_READ(&t->ro),
+		SP_OPT_END(),
+	};
+	int i = sp_opt_parse(&spec, opts, argc, argv);
+	if (i < 0) {
+		free(t);
+		return 0;
+	}
+	if (i < argc)
+		sp_usage_error("top", "unexpected argument '%s'", argv[i]);
+	if (!isatty(STDOUT_FILENO)) {
+		free(t);
+		sp_error("'top' needs a terminal on stdout");
+		sp_note("for one snapshot use 'sparkops status' (--json for scripts); for a log over time 'sparkops watch'");
+		return SP_EXIT_USAGE;
+	}
+	/* the screen must never stall on the driver: a short deadline, and a
+	 * hung call turns the GPU pane stale (probe/gpuwatch.c) */
+	t->ro.gpu_timeout_s = t->interval_s / 2 < 0.5 ? t->interval_s / 2 : 0.5;
+	if (sp_hostname_read(t->host, sizeof t->host) < 0)
+		gethostname(t->host, sizeof t->host - 1);
+	sp_text_clean(t->host);
+	sp_top_hist_init(&t->h);
+
+	char err[200];
+	if (sp_topterm_open(&t->term, !t->no_color && sp_color(STDOUT_FILENO), err, sizeof err) < 0) {
+		free(t);
+		sp_error("%s", err);
+		return SP_EXIT_USAGE;
+	}
+	if (!t->term.utf8)
+		t->ascii = true; /* a locale without UTF-8 cannot show the block characters */
+	top_loop(t);
+	int sig = sp_topterm_signal();
+	sp_topterm_close(&t->term);
+	free(t);
+	if (sig) {
+		/* the terminal is back: end the way the signal asks */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	return 0;
+}

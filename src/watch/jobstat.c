@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/* The running job's status file (jobstat.h): written by the engine each
+ * sample, read by `sparkops top`. */
+#include "watch/jobstat.h"
+#include "util/dirscan.h"
+#include "util/fileio.h"
+#include "util/text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ROOT_DIR "/run/sparkops"
+
+void sp_jobstat_clear(struct sp_jobstat *j)
+{
+	memset(j, 0, sizeof *j);
+	j->job_rss_bytes = j->rate = j->baseline = NAN;
+	snprintf(j->cause, sizeof j->cause, "none");
+	snprintf(j->guard, sizeof j->guard, "off");
+}
+
+/* ---- the text ---------------------------------------------------------------- */
+
+struct wbuf {
+	char *p;
+	size_t n, len;
+	bool over;
+};
+
+static void put(struct wbuf *w, const char *key, const char *val)
+{
+	char clean[1100];
+	snprintf(clean, sizeof clean, "%s", val);
+	sp_text_clean(clean);
+	int k = snprintf(w->p + w->len, w->n - w->len, "%s=%s\n", key, clean);
+	if (k < 0 || (size_t)k >= w->n - w->len) {
+		w->over = true;
+		return;
+	}
+	w->len += (size_t)k;
+}
+
+/* decimals < 0: six significant digits */
+static void putnum(struct wbuf *w, const char *key, double v, int decimals)
+{
+	char b[48] = "";
+	if (!isnan(v) && decimals >= 0)
+		snprintf(b, sizeof b, "%.*f", decimals, v);
+	else if (!isnan(v))
+		snprintf(b, sizeof b, "%.6g", v);
+	put(w, key, b);
+}
+
+int sp_jobstat_format(const struct sp_jobstat *j, char *buf, size_t n)
+{
+	struct wbuf w = { buf, n, 0, n == 0 };
+	if (n)
+		buf[0] = 0;
+	putnum(&w, "version", SP_JOBSTAT_VERSION, 0);
+	putnum(&w, "pid", j->pid, 0);
+	put(&w, "mode", j->mode);
+	put(&w, "command", j->command);
+	putnum(&w, "job_pid", j->job_pid > 0 ? j->job_pid : NAN, 0);
+	putnum(&w, "started_unix", j->started_unix, 3);
+	putnum(&w, "updated_unix", j->updated_unix, 3);
+	putnum(&w, "interval_s", j->interval_s, -1);
+	putnum(&w, "samples", (double)j->samples, 0);
+	putnum(&w, "job_rss_bytes", j->job_rss_bytes, 0);
+	putnum(&w, "rate", j->rate, -1);
+	put(&w, "unit", j->unit);
+	putnum(&w, "baseline", j->baseline, -1);
+	put(&w, "cause", j->cause);
+	put(&w, "guard", j->guard);
+	put(&w, "log", j->log);
+	return w.over ? -1 : (int)w.len;
+}
+
+static double num(const char *v)
+{
+	if (!*v)
+		return NAN;
+	char *end;
+	double d = strtod(v, &end);
+	return end != v && *end == 0 && isfinite(d) ? d : NAN;
+}
+
+static void setstr(char *dst, size_t n, const char *v)
+{
+	snprintf(dst, n, "%s", v);
+	sp_text_clean(dst);
+}
+
+int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j)
+{
+	sp_jobstat_clear(j);
+	double version = NAN, pid = NAN;
+	size_t i = 0;
+	while (i < len) {
+		size_t e = i;
+		while (e < len && buf[e] != '\n')
+			e++;
+		char line[1100];
+		size_t l = e - i < sizeof line - 1 ? e - i : sizeof line - 1;
+		memcpy(line, buf + i, l);
+		line[l] = 0;
+		i = e + 1;
+		char *eq = strchr(line, '=');
+		if (!eq || memchr(line, 0, l))
+			continue;
+		*eq = 0;
+		const char *k = line, *v = eq + 1;
+		double d = num(v);
+		if (!strcmp(k, "version"))
+			version = d;
+		else if (!strcmp(k, "pid"))
+			pid = d;
+		else if (!strcmp(k, "mode"))
+			setstr(j->mode, sizeof j->mode, v);
+		else if (!strcmp(k, "command"))
+			setstr(j->command, sizeof j->command, v);
+		else if (!strcmp(k, "job_pid"))
+			j->job_pid = d > 0 && d < INT32_MAX ? (int)d : 0;
+		else if (!strcmp(k, "started_unix"))
+			j->started_unix = isnan(d) ? 0 : d;
+		else if (!strcmp(k, "updated_unix"))
+			j->updated_unix = isnan(d) ? 0 : d;
+		else if (!strcmp(k, "interval_s"))
+			j->interval_s = isnan(d) || d < 0 ? 0 : d;
+		else if (!strcmp(k, "samples"))
+			j->samples = isnan(d) || d < 0 || d > 1e15 ? 0 : (long)d;
+		else if (!strcmp(k, "job_rss_bytes"))
+			j->job_rss_bytes = d;
+		else if (!strcmp(k, "rate"))
+			j->rate = d;
+		else if (!strcmp(k, "unit"))
+			setstr(j->unit, sizeof j->unit, v);
+		else if (!strcmp(k, "baseline"))
+			j->baseline = d;
+		else if (!strcmp(k, "cause"))
+			setstr(j->cause, sizeof j->cause, v);
+		else if (!strcmp(k, "guard"))
+			setstr(j->guard, sizeof j->guard, v);
+		else if (!strcmp(k, "log"))
+			setstr(j->log, sizeof j->log, v);
+	}
+	if (isnan(version) || version < 1 || version > SP_JOBSTAT_VERSION || isnan(pid) || pid < 1 || pid > INT32_MAX)
+		return -1;
+	j->pid = (int)pid;
+	return 0;
+}
+
+/* ---- the folder ------------------------------------------------------------------ */
+
+/* dir exists (made with mode when missing) and is ours: 0, or -1 with why */
+static int dir_ok(const char *dir, mode_t mode, bool create, char *why, size_t whylen)
+{
+	struct stat st;
+	if (lstat(dir, &st) < 0) {
+		if (errno != ENOENT || !create) {
+			snprintf(why, whylen, "'%s': %s", dir, strerror(errno));
+			return -1;
+		}
+		if (mkdir(dir, mode) < 0 && errno != EEXIST) {
+			snprintf(why, whylen, "'%s': %s", dir, strerror(errno));
+			return -1;
+		}
+		if (lstat(dir, &st) < 0) {
+			snprintf(why, whylen, "'%s': %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		snprintf(why, whylen, "'%s' is not a folder of our own", dir);
+		return -1;
+	}
+	return 0;
+}
+
+int sp_jobstat_dir(char *buf, size_t n, bool create, char *why, size_t whylen)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int k;
+	mode_t mode = 0700;
+	if (xdg && xdg[0] == '/') {
+		k = snprintf(buf, n, "%s/sparkops", xdg);
+	} else if (geteuid() == 0) {
+		k = snprintf(buf, n, "%s", ROOT_DIR);
+		mode = 0755;
+	} else {
+		k = snprintf(buf, n, "/tmp/sparkops-%u", (unsigned)geteuid());
+	}
+	if (k < 0 || (size_t)k >= n) {
+		snprintf(why, whylen, "the status folder's name is too long");
+		return -1;
+	}
+	return dir_ok(buf, mode, create, why, whylen);
+}
+
+/* ---- the writer ------------------------------------------------------------------- */
+
+int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid)
+{
+	char dir[256], why[300];
+	f->on = false;
+	if (sp_jobstat_dir(dir, sizeof dir, true, why, sizeof why) < 0)
+		return -EACCES;
+	int k = snprintf(f->path, sizeof f->path, "%s/%d", dir, (int)pid);
+	int k2 = snprintf(f->tmp, sizeof f->tmp, "%s/.%d.tmp", dir, (int)pid);
+	if (k < 0 || (size_t)k >= sizeof f->path || k2 < 0 || (size_t)k2 >= sizeof f->tmp)
+		return -ENAMETOOLONG;
+	f->on = true;
+	return 0;
+}
+
+int sp_jobstat_write(struct sp_jobstat_file *f, const struct sp_jobstat *j)
+{
+	if (!f->on)
+		return -EBADF;
+	char buf[2048];
+	int len = sp_jobstat_format(j, buf, sizeof buf);
+	if (len < 0)
+		return -EOVERFLOW;
+	/* no fsync: the file describes a live process and dies with it */
+	int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	fchmod(fd, 0644); /* whatever the umask says: top of another user may read it */
+	int e = sp_write_full(fd, buf, (size_t)len) == (ssize_t)len ? 0 : -EIO;
+	if (close(fd) < 0 && e == 0)
+		e = -errno;
+	if (e == 0 && rename(f->tmp, f->path) < 0)
+		e = -errno;
+	if (e < 0)
+		unlink(f->tmp);
+	return e;
+}
+
+void sp_jobstat_close(struct sp_jobstat_file *f)
+{
+	if (!f->on)
+		return;
+	unlink(f->path);
+	unlink(f->tmp);
+	f->on = false;
+}
+
+/* ---- the reader ------------------------------------------------------------------------ */
+
+bool sp_jobstat_fresh(const struct sp_jobstat *j, double now_unix)
+{
+	double slack = 3 * j->interval_s + 10;
+	return j->updated_unix > 0 && now_unix - j->updated_unix <= slack;
+}
+
+static bool alive(int pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int scan_dir(const char *dir, struct sp_jobstat *out, int n, int max, double now_unix)
+{
+	struct sp_dir d;
+	if (sp_dir_open(&d, dir) < 0)
+		return n;
+	const char *name;
+	while (n < max && (name = sp_dir_next(&d))) {
+		char *end;
+		long pid = strtol(name, &end, 10);
+		if (*end || pid <= 0 || name[0] == '.')
+			continue;
+		char path[512], buf[3072];
+		size_t len;
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		if (sp_read_file(path, buf, sizeof buf, &len) < 0)
+			continue;
+		struct sp_jobstat *j = &out[n];
+		if (sp_jobstat_parse(buf, len, j) < 0 || j->pid != pid)
+			continue;
+		bool dup = false;
+		for (int i = 0; i < n; i++)
+			dup |= out[i].pid == j->pid;
+		if (dup || !alive(j->pid) || !sp_jobstat_fresh(j, now_unix))
+			continue;
+		n++;
+	}
+	sp_dir_close(&d);
+	return n;
+}
+
+int sp_jobstat_find(struct sp_jobstat *out, int max, double now_unix)
+{
+	char dir[256], why[300];
+	int n = 0;
+	if (sp_jobstat_dir(dir, sizeof dir, false, why, sizeof why) == 0)
+		n = scan_dir(dir, out, n, max, now_unix);
+	if (strcmp(dir, ROOT_DIR) != 0)
+		n = scan_dir(ROOT_DIR, out, n, max, now_unix);
+	/* newest first (a handful: insertion sort) */
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && out[k].started_unix > out[k - 1].started_unix; k--) {
+			struct sp_jobstat t = out[k];
+			out[k] = out[k - 1];
+			out[k - 1] = t;
+		}
+	return n;
+}
