@@ -499,8 +499,10 @@ static void take_sample(struct wl *w)
 
 	struct sp_logrow r;
 	sp_logrow_from_sample(&r, s);
-	if (w->root > 0 || w->root_is_self)
+	if (w->root > 0 || w->root_is_self) {
 		r.job_rss_bytes = (double)w->tree.rss_bytes;
+		r.job_majflt = (double)sp_tree_majflt(&w->tree, LIVE_PROC);
+	}
 	sample_rate(w, &r);
 	sample_attr(w, s, &r, appeared);
 	emit(w, &r);
