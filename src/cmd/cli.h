@@ -25,4 +25,5 @@ int cmd_watch(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_evict(int argc, char **argv);
 #endif

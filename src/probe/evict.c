@@ -93,6 +93,9 @@ static void evict_fd(struct sp_evict *e, int fd)
 		return;
 	}
 	int64_t before = size ? sp_resident_bytes(fd, size) : 0;
+	/* dirty pages are not dropped: write them out first (as the flush's sync does) */
+	if (fdatasync(fd) < 0 && errno != EINVAL && errno != EROFS)
+		error(e, errno);
 	int err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (err) {
 		error(e, err);
