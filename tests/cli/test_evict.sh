@@ -74,6 +74,17 @@ run $AS_NOBODY timeout 10 $S evict --json "$DIR"
 [ "$(jget "$OUT" '["skipped"]["not_regular"]')" = 1 ] && [ "$(jget "$OUT" '["skipped"]["symlinks"]')" = 1 ]
 _report $? "a FIFO and a symlink skipped and counted (never opened, never followed)"
 
+# --- ladder --apply 1 without root: eviction instead of failing --------------------
+chown nobody:"$grp" "$F"
+cat "$F" >/dev/null
+export XDG_STATE_HOME="$DIR/state"
+run $AS_NOBODY env XDG_STATE_HOME="$DIR/state" $S ladder --apply 1 --evict "$DIR" --job ev --json
+expect_rc 0 "ladder --apply 1 --evict as nobody: rung 1 done by eviction"
+expect_err 'rung 1 without root: evicted the page cache of 1 file' "says what it evicted"
+r2=$(res "$F")
+[ -z "$r2" ] || [ "$r2" -le $((SIZE / 10)) ]
+_report $? "the file's pages are gone (${r2:-?} bytes resident)"
+
 run $AS_NOBODY $S evict
 expect_rc 4 "no path without root: exit 4"
 run $AS_NOBODY $S evict /nonexistent/x
