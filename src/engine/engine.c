@@ -1096,18 +1096,19 @@ static void on_signals(struct wl *w)
 static void on_relay(struct wl *w, int i)
 {
 	ssize_t n = read(w->child.prog_fd[i], w->buf, sizeof w->buf);
-	if (n > 0)
+	if (n > 0) {
 		sp_progress_feed(&w->prog[i], w->buf, (size_t)n);
-	if (n > 0 && w->lthread_on && !atomic_load(&w->ready)) {
-		if (sp_ready_feed(&w->readyx[i], w->buf, (size_t)n)) {
-			snprintf(w->ready_what, sizeof w->ready_what, "%s", w->readyx[i].what);
-			atomic_store(&w->ready, true);
-		} else if (w->ready_progress && w->prog[i].updates > 0) {
-			snprintf(w->ready_what, sizeof w->ready_what, "first progress update");
-			atomic_store(&w->ready, true);
+		/* run --guard-load: the job's output against the readiness lines */
+		if (w->lthread_on && !atomic_load(&w->ready)) {
+			if (sp_ready_feed(&w->readyx[i], w->buf, (size_t)n)) {
+				snprintf(w->ready_what, sizeof w->ready_what, "%s", w->readyx[i].what);
+				atomic_store(&w->ready, true);
+			} else if (w->ready_progress && w->prog[i].updates > 0) {
+				snprintf(w->ready_what, sizeof w->ready_what, "first progress update");
+				atomic_store(&w->ready, true);
+			}
 		}
-	}
-	else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 		close(w->child.prog_fd[i]);
 		w->child.prog_fd[i] = -1;
 	}
