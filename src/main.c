@@ -15,6 +15,7 @@ const struct sp_cmd sp_commands[] = {
 	{ "status", cmd_status, "the real memory headroom, GPU state and competing processes" },
 	{ "plan", cmd_plan, "will this model, method, batch and packing fit (load-time spike included)" },
 	{ "ladder", cmd_ladder, "an out-of-memory failure: the next rung of the OOM ladder, and rung 1 done" },
+	{ "evict", cmd_evict, "drop the page cache of your files without root (as root: flush + compact)" },
 	{ "run", cmd_run, "run a long job: pass-through, a CSV log, why it slowed down, a pool guard" },
 	{ "watch", cmd_watch, "the same sampling and log without a child (or tied to --pid)" },
 	{ "report", cmd_report, "a run/watch log as a summary and a chart (SVG or HTML)" },

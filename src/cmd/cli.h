@@ -26,4 +26,5 @@ int cmd_report(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_evict(int argc, char **argv);
 #endif

@@ -9,6 +9,7 @@
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
 #include "probe/active.h"
+#include "probe/evict.h"
 #include "probe/flush.h"
 #include "probe/probe.h"
 #include "probe/sysctl.h"
@@ -48,6 +49,7 @@ static const struct sp_cmdspec spec = {
 };
 
 struct opts {
+	const char *evict; /* --evict PATH: rung 1 without root */
 	const char *log;
 	const char *job;
 	unsigned mark;
@@ -102,6 +104,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		SP_OPT_CALLBACK("apply", &o->apply, "1", opt_apply,
 				"do rung 1 now: sync, then 3 into /proc/sys/vm/drop_caches (root),\n"
 				"and report what it freed; rungs 2-4 change the job and are printed"),
+		SP_OPT_PATH("evict", &o->evict, "PATH",
+			    "--apply 1 without root: evict the page cache of your own\n"
+			    "files under PATH (a model folder) instead of flushing"),
 		SP_OPT_FLAG(0, "force", &o->force, "flush even while 'sparkops run' or 'sparkops watch' is watching a job"),
 		SP_OPT_FLAG(0, "json", &o->json, "one JSON object (phase, failure, next_rung, rungs_tried, advice ...)"),
 		SP_OPT_END(),
@@ -515,6 +520,32 @@ static int apply_flush(const struct opts *o, struct sp_flush_result *fr)
 	return 0;
 }
 
+/* --apply 1 --evict PATH without root: the caller's own files' page cache; 0 done */
+static int apply_evict(const char *path)
+{
+	struct sp_evict *e = malloc(sizeof *e);
+	if (!e)
+		return SP_EXIT_IO;
+	sp_evict_init(e, false);
+	int r = sp_evict_path(e, path);
+	int rc = 0;
+	char a[32], b[32];
+	if (r < 0) {
+		sp_error("--evict '%s': %s", path, strerror(-r));
+		rc = SP_EXIT_USAGE;
+	} else if (e->files == 0) {
+		sp_error("--evict '%s': nothing evictable: none of its files is yours (%ld of other users); "
+			 "flushing needs root", path, e->not_owned);
+		rc = SP_EXIT_NOPERM;
+	} else {
+		sp_note("rung 1 without root: evicted the page cache of %ld file%s under '%s' (%s resident before, %s after)",
+			e->files, e->files == 1 ? "" : "s", path, sp_fmt_bytes(a, sizeof a, (double)e->resident_before),
+			sp_fmt_bytes(b, sizeof b, (double)e->resident_after));
+	}
+	free(e);
+	return rc;
+}
+
 /* what the decision reads: the log, the machine, the job's state */
 static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample *s, struct state_ctx *c)
 {
@@ -543,12 +574,16 @@ int cmd_ladder(int argc, char **argv)
 	if (!parse_opts(argc, argv, &o))
 		return 0;
 	/* rung 1 needs root: say so before reading or writing anything */
-	if (sp_ladder_apply_verdict(o.apply, geteuid() == 0, -1, o.force) == SP_APPLY_NEED_ROOT) {
+	enum sp_apply_verdict av = sp_ladder_apply_verdict_evict(o.apply, geteuid() == 0, o.evict != NULL, -1, o.force);
+	if (av == SP_APPLY_NEED_ROOT) {
 		char dc[4200];
 		sp_drop_caches_path(dc, sizeof dc);
-		sp_error("--apply 1 needs root to write %s: run 'sudo sparkops ladder --apply 1'", dc);
+		sp_error("--apply 1 needs root to write %s: run 'sudo sparkops ladder --apply 1' (or add --evict PATH "
+			 "to drop your own files' page cache without root)", dc);
 		return SP_EXIT_NOPERM;
 	}
+	if (o.evict && o.apply != 1)
+		sp_usage_error("ladder", "--evict goes with --apply 1");
 	static struct sp_oomlog log;
 	static struct sp_sample s;
 	static struct state_ctx c;
@@ -562,7 +597,12 @@ int cmd_ladder(int argc, char **argv)
 		return print_change_only(o.apply, &d, o.json);
 	}
 	struct sp_flush_result fr;
-	if (o.apply == 1) {
+	if (av == SP_APPLY_EVICT) {
+		rc = apply_evict(o.evict);
+		if (rc)
+			return rc;
+		in.flushed = true; /* rung 1 done, in its form without root */
+	} else if (o.apply == 1) {
 		rc = apply_flush(&o, &fr);
 		if (rc)
 			return rc;
@@ -571,7 +611,7 @@ int cmd_ladder(int argc, char **argv)
 	sp_ladder_decide(&in, &d);
 	c.st = d.st;
 	state_save(&c);
-	const struct view v = { &c, &s, in.log, &d, in.flushed ? &fr : NULL };
+	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL };
 	if (o.json)
 		print_json(&v);
 	else

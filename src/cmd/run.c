@@ -53,22 +53,61 @@ static const char *opt_progress_regex(void *target, const char *value)
 	return NULL;
 }
 
+/* --ready RE: compiled here (any number of groups; it only has to match a line) */
+static const char *opt_ready(void *target, const char *value)
+{
+	static char why[160];
+	struct progress_re *p = target;
+	if (p->have)
+		regfree(&p->re);
+	p->have = false;
+	int e = regcomp(&p->re, value, REG_EXTENDED | REG_NOSUB);
+	if (e != 0) {
+		char m[128];
+		regerror(e, &p->re, m, sizeof m);
+		snprintf(why, sizeof why, "is not a POSIX extended regex: %s", m);
+		return why;
+	}
+	p->have = true;
+	return NULL;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct sp_engine_opts o;
 	sp_engine_opts_init(&o);
-	struct progress_re pre = { .have = false };
+	struct progress_re pre = { .have = false }, ready = { .have = false };
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("options:"),
 		SP_OPT_RUNWATCH(&o),
 		SP_OPT_CALLBACK("progress-regex", &pre, "RE", opt_progress_regex,
 				"POSIX extended regex whose one capture group is the rate"),
+		SP_OPT_GROUP("load guard (from launch until the job is ready):"),
+		SP_OPT_FLAG(0, "guard-load", &o.guard_load,
+			    "each second, MemFree or 2 MiB blocks under a floor ->\n"
+			    "flush + compact (root) or evict the job's files; receipts\n"
+			    "in LOG.receipts.jsonl"),
+		SP_OPT_SIZE_POS("guard-floor", &o.load_floor, "SIZE",
+				"load guard: MemFree floor (default 8GiB, at most 1/8 of memory)"),
+		SP_OPT_SIZE_POS("guard-contig-floor", &o.load_contig_floor, "SIZE",
+				"load guard: floor of memory free in 2 MiB blocks\n"
+				"(default 1GiB, at most 1/64 of memory)"),
+		SP_OPT_CALLBACK("ready", &ready, "REGEX", opt_ready,
+				"load guard: the job is ready when a line of its output\n"
+				"matches (default: vLLM, SGLang, llama.cpp, Ollama lines;\n"
+				"another job's first progress update)"),
+		SP_OPT_DURATION("guard-deadline", &o.load_deadline_s, "DURATION", 0, 0, SP_OPTF_LO_OPEN,
+				"load guard: stop acting after DURATION (default 45m)"),
+		SP_OPT_PATH("guard-stop-file", &o.load_stop_file, "PATH",
+			    "load guard: stop acting once PATH exists"),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, opts, argc, argv);
 	if (i < 0 || i >= argc) {
 		if (pre.have)
 			regfree(&pre.re);
+		if (ready.have)
+			regfree(&ready.re);
 		if (i < 0)
 			return 0;
 		sp_usage_error("run", "no command to run (sparkops run [options] -- CMD [ARGS...])");
@@ -76,8 +115,16 @@ int cmd_run(int argc, char **argv)
 	sp_runwatch_check(&o, "run");
 	o.argv = argv + i;
 	o.progress_re = pre.have ? &pre.re : NULL;
+	o.ready_re = ready.have ? &ready.re : NULL;
+	bool load_opt = o.load_floor || o.load_contig_floor || o.ready_re || o.load_stop_file ||
+			o.load_deadline_s != SP_LG_DEFAULT_DEADLINE_S;
+	if (load_opt && !o.guard_load)
+		sp_usage_error("run", "--guard-floor, --guard-contig-floor, --ready, --guard-deadline and "
+				      "--guard-stop-file go with --guard-load");
 	int rc = sp_engine_run(&o);
 	if (pre.have)
 		regfree(&pre.re);
+	if (ready.have)
+		regfree(&ready.re);
 	return rc;
 }

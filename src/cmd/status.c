@@ -3,6 +3,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
+#include "probe/pool.h"
 #include "probe/spark.h"
 #include "probe/probe.h"
 #include "probe/sysctl.h"
@@ -36,6 +37,14 @@ static const struct sp_cmdspec spec = {
 
 #define TROUBLE_BUDGET (1ULL << 30)
 #define TROUBLE_PSI_FULL 10.0
+/* under this much free in 2 MiB blocks the GPU driver's large allocations
+ * start to fail (NV_ERR_NO_MEMORY) while MemFree still looks fine */
+#define CONTIG_LOW (1ULL << 30)
+
+static bool contig_low(const struct sp_sample *s)
+{
+	return s->contig.why == SP_OK && s->contig.free_2mib < CONTIG_LOW;
+}
 
 struct verdict {
 	bool trouble;
@@ -104,6 +113,19 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 	}
 	if (k->at_pl1_cap)
 		vappend(v->line, sizeof v->line, "; ", "PL1 at its cap (the platform's sustained power limit)");
+	if (contig_low(s)) {
+		snprintf(t, sizeof t, "only %s free in blocks of 2 MiB or more: a model load may fail (flush + compact)",
+			 sp_fmt_bytes(g1, sizeof g1, (double)s->contig.free_2mib));
+		vappend(v->line, sizeof v->line, "; ", t);
+	}
+}
+
+static void judge_watermarks(const struct sp_watermarks *w, struct verdict *v)
+{
+	if (w->raised)
+		vappend(v->line, sizeof v->line, "; ",
+			"vm.min_free_kbytes raised far above the kernel's default: it lowers MemAvailable "
+			"(vLLM's start-up check)");
 }
 
 /* ---- JSON ----------------------------------------------------------------- */
@@ -138,12 +160,43 @@ static json_t *claims_json(const struct sp_sample *s)
 	return o;
 }
 
-static int print_json(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v, bool procs_scanned)
+static void put_i64w(json_t *o, json_t *un, const char *key, struct sp_i64 f)
+{
+	json_object_set_new(o, key, sp_ok(f.why) ? json_integer((json_int_t)f.v) : json_null());
+	if (!sp_ok(f.why))
+		json_object_set_new(un, key, json_string(sp_why_key(f.why)));
+}
+
+static void put_u64w(json_t *o, json_t *un, const char *key, struct sp_u64 f)
+{
+	json_object_set_new(o, key, sp_ok(f.why) ? json_integer((json_int_t)f.v) : json_null());
+	if (!sp_ok(f.why))
+		json_object_set_new(un, key, json_string(sp_why_key(f.why)));
+}
+
+static json_t *watermarks_json(const struct sp_watermarks *w)
+{
+	json_t *o = json_object(), *un = json_object();
+	put_i64w(o, un, "min_free_kbytes", w->min_free_kbytes);
+	put_i64w(o, un, "watermark_boost_factor", w->boost_factor);
+	put_i64w(o, un, "watermark_scale_factor", w->scale_factor);
+	put_u64w(o, un, "low_watermarks_bytes", w->low_bytes);
+	put_u64w(o, un, "reserved_from_available_bytes", w->reserve_bytes);
+	put_u64w(o, un, "kernel_default_min_free_kbytes", w->default_kbytes);
+	put_u64w(o, un, "thp_min_free_kbytes", w->thp_kbytes);
+	json_object_set_new(o, "min_free_kbytes_raised", json_boolean(w->raised));
+	json_object_set_new(o, "unavailable", un);
+	return o;
+}
+
+static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
+		      const struct verdict *v, bool procs_scanned)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
 	json_object_set_new(root, "time_unix", json_real(round(s->wall * 1000.0) / 1000.0));
 	json_object_set_new(root, "pool", sp_json_pool(s));
+	json_object_set_new(root, "watermarks", watermarks_json(wm));
 	json_object_set_new(root, "budget", sp_json_budget(s));
 	json_object_set_new(root, "cgroup", sp_json_cgroup(s));
 	json_object_set_new(root, "psi", sp_json_psi(s));
@@ -200,6 +253,56 @@ static void print_header(const struct sp_sample *s, const struct style *st)
 	       sp_sample_is_uma(s) ? "  (unified memory: CPU and GPU share one pool)" : "");
 }
 
+static void print_contig(const struct sp_sample *s, const struct style *st)
+{
+	char b1[32], b2[32];
+	const struct sp_contig *c = &s->contig;
+	if (c->why != SP_OK) {
+		printf("  %-13s %10s   /proc/buddyinfo %s\n", "in 2MiB+", "unknown", sp_why_text(c->why));
+		return;
+	}
+	printf("  %s%-13s %10s   free in blocks of 2 MiB or more (largest %s)%s\n", contig_low(s) ? st->yellow : "",
+	       "in 2MiB+", sp_fmt_bytes(b1, sizeof b1, (double)c->free_2mib),
+	       c->largest_order >= 0 ? sp_fmt_bytes(b2, sizeof b2, (double)c->largest) : "none", st->off);
+	if (contig_low(s))
+		printf("  %swarning: little contiguous memory: the GPU driver's large allocations can fail "
+		       "(NV_ERR_NO_MEMORY) and wedge the machine; flush and compact before a model load%s\n",
+		       st->yellow, st->off);
+}
+
+static void print_watermarks(const struct sp_watermarks *w, const struct style *st)
+{
+	char b1[32], b2[32];
+	printf("\n%sWATERMARKS%s", st->bold, st->off);
+	if (sp_ok(w->min_free_kbytes.why))
+		printf("  vm.min_free_kbytes %lld", (long long)w->min_free_kbytes.v);
+	else
+		printf("  vm.min_free_kbytes %s", sp_why_key(w->min_free_kbytes.why));
+	if (sp_ok(w->boost_factor.why))
+		printf(", watermark_boost_factor %lld", (long long)w->boost_factor.v);
+	if (sp_ok(w->scale_factor.why))
+		printf(", watermark_scale_factor %lld", (long long)w->scale_factor.v);
+	printf("\n");
+	if (sp_ok(w->reserve_bytes.why))
+		printf("  %-13s %10s   kept out of MemAvailable for the zones' watermarks (low watermarks %s)\n",
+		       "reserved", sp_fmt_gib(b1, sizeof b1, (double)w->reserve_bytes.v),
+		       sp_fmt_gib(b2, sizeof b2, (double)w->low_bytes.v));
+	else
+		printf("  %-13s %10s   /proc/zoneinfo %s\n", "reserved", "unknown", sp_why_text(w->zi.why));
+	if (sp_ok(w->default_kbytes.why)) {
+		printf("  %-13s %10llu   kB: the kernel's min_free_kbytes for this memory", "default",
+		       (unsigned long long)w->default_kbytes.v);
+		if (sp_ok(w->thp_kbytes.why))
+			printf(" (%llu kB with transparent huge pages)", (unsigned long long)w->thp_kbytes.v);
+		printf("\n");
+	}
+	if (w->raised)
+		printf("  %swarning: vm.min_free_kbytes is far above the kernel's default: every kB of it comes out of "
+		       "MemAvailable, which vLLM's start-up check reads; the load guard (run --guard-load) keeps "
+		       "memory free without it%s\n",
+		       st->yellow, st->off);
+}
+
 static void print_pool(const struct sp_sample *s, const struct style *st)
 {
 	char b1[32], b2[32], b4[32];
@@ -212,6 +315,7 @@ static void print_pool(const struct sp_sample *s, const struct style *st)
 	if (m->why == SP_OK) {
 		print_mem_row("free", m, SP_MI_FREE, "MemFree: usable now without reclaim");
 		print_mem_row("available", m, SP_MI_AVAILABLE, "MemAvailable: counts cache the kernel may drop");
+		print_contig(s, st);
 		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED))
 			printf("  %-13s %10s   Buffers+Cached (%s of it shmem)\n", "page cache",
 			       sp_fmt_gib(b4, sizeof b4, (double)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED])),
@@ -416,11 +520,13 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 	}
 }
 
-static void print_human(const struct sp_sample *s, const struct sp_spark *k, const struct verdict *v,
-			const struct style *st, bool procs_scanned)
+static void print_human(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
+			const struct verdict *v, const struct style *st, bool procs_scanned)
 {
 	print_header(s, st);
 	print_pool(s, st);
+	if (s->mem.why == SP_OK)
+		print_watermarks(wm, st);
 	print_budget(s, st);
 	print_claims(s, st);
 	print_gpus(s, st);
@@ -458,14 +564,18 @@ int cmd_status(int argc, char **argv)
 	sp_spark_derive(s, &k);
 	struct verdict v;
 	judge(s, &k, &v);
+	struct sp_watermarks wm;
+	sp_watermarks_read(&wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
+	if (s->mem.why == SP_OK)
+		judge_watermarks(&wm, &v);
 
 	if (json) {
-		print_json(s, &k, &v, (ro.what & SP_READ_PROCS) != 0);
+		print_json(s, &wm, &k, &v, (ro.what & SP_READ_PROCS) != 0);
 	} else {
 		bool col = sp_color(1);
 		struct style st = { col ? "\033[1m" : "", col ? "\033[2m" : "", col ? "\033[31m" : "",
 				    col ? "\033[33m" : "", col ? "\033[0m" : "" };
-		print_human(s, &k, &v, &st, (ro.what & SP_READ_PROCS) != 0);
+		print_human(s, &wm, &k, &v, &st, (ro.what & SP_READ_PROCS) != 0);
 	}
 	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
 	if (s->mem.why != SP_OK)

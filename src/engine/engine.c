@@ -9,8 +9,10 @@
 #include "engine/engine.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
+#include "probe/evict.h"
 #include "probe/flush.h"
 #include "probe/harden.h"
+#include "probe/pool.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/fileio.h"
@@ -21,6 +23,7 @@
 #include "watch/attribute.h"
 #include "watch/child.h"
 #include "watch/jobstat.h"
+#include "watch/loadguard.h"
 #include "watch/logrow.h"
 #include "watch/progress.h"
 #include "watch/sampler.h"
@@ -28,6 +31,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -61,6 +65,7 @@ void sp_engine_opts_init(struct sp_engine_opts *o)
 	o->slowdown_pct = SP_ATTR_DEFAULT_SLOWDOWN_PCT;
 	o->guard.grace_s = SP_GUARD_DEFAULT_GRACE_S;
 	o->reserve = SP_DEFAULT_RESERVE;
+	o->load_deadline_s = SP_LG_DEFAULT_DEADLINE_S;
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -114,6 +119,19 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_guard guard;
 	atomic_int guard_state; /* the guard thread's last state, for the status file */
 	struct sp_tree guard_tree; /* the guard thread's scan */
+	bool gq_on;   /* the queue above is set up (either guard) */
+	/* the load guard thread (run --guard-load) */
+	pthread_t lthread;
+	bool lthread_on;
+	int l_stop;   /* eventfd: stop the load guard */
+	atomic_bool ready;       /* the job said it is ready */
+	struct sp_ready readyx[2]; /* the matchers on stdout and stderr */
+	bool ready_progress;     /* a trainer: its first progress update is readiness */
+	char ready_what[64];
+	char logname[1024];
+	struct sp_lguard lg;
+	struct sp_tree lg_tree;
+	char receipts[1100];
 	/* the sampling */
 	struct sp_sample sample;
 	struct sp_tree tree;
@@ -305,6 +323,309 @@ static void guard_drain(struct wl *w)
 	pthread_mutex_unlock(&w->gq_lock);
 	for (int i = 0; i < n; i++)
 		emit(w, &rows[i]);
+}
+
+
+/* ---- the load guard (run --guard-load) ------------------------------------------------- */
+
+static double read_contig(void)
+{
+	struct sp_contig c;
+	sp_buddyinfo_read(&c);
+	return c.why == SP_OK ? (double)c.free_2mib : NAN;
+}
+
+static void receipt(struct wl *w, json_t *j)
+{
+	json_object_set_new(j, "time_unix", json_real(floor(sp_wall_now() * 1000.0) / 1000.0));
+	char *txt = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+	json_decref(j);
+	if (!txt)
+		return;
+	int fd = open(w->receipts, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		size_t l = strlen(txt);
+		txt[l] = '\n';
+		ssize_t x = sp_write_full(fd, txt, l + 1);
+		(void)x;
+		close(fd);
+	}
+	free(txt);
+}
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *vm_json(char vals[SP_VM_GUARDED_N][32])
+{
+	json_t *o = json_object();
+	for (int i = 0; i < SP_VM_GUARDED_N; i++)
+		json_object_set_new(o, sp_vm_guarded[i], vals[i][0] ? json_string(vals[i]) : json_null());
+	return o;
+}
+
+struct lg_ctx {
+	bool root, compact_missing, said_evict_none;
+	char vm0[SP_VM_GUARDED_N][32];
+};
+
+/* As root: sync + drop_caches 3 (the one flush function), then compact_memory 1. */
+static void lg_act_root(struct wl *w, struct lg_ctx *x, json_t *j, const char **action)
+{
+	json_t *wrote = json_array();
+	double t1 = sp_mono_now();
+	struct sp_flush_result fr;
+	int e = sp_flush_page_cache(&fr);
+	double t2 = sp_mono_now();
+	json_object_set_new(j, "flush_ms", json_real(round((t2 - t1) * 1e4) / 10));
+	if (e < 0) {
+		json_object_set_new(j, "flush_error", json_string(strerror(-e)));
+		sp_warn("load guard: page cache flush failed: '%s': %s", fr.path, strerror(-e));
+	} else {
+		json_array_append_new(wrote, json_string("3 > vm/drop_caches (after sync)"));
+	}
+	*action = "flush";
+	if (!x->compact_missing) {
+		int c = sp_compact_memory();
+		double t3 = sp_mono_now();
+		json_object_set_new(j, "compact_ms", json_real(round((t3 - t2) * 1e4) / 10));
+		if (c == 0) {
+			json_array_append_new(wrote, json_string("1 > vm/compact_memory"));
+			*action = e < 0 ? "compact" : "flush+compact";
+		} else if (c == -ENOENT) {
+			x->compact_missing = true;
+			sp_note("load guard: this kernel has no /proc/sys/vm/compact_memory: flushing only");
+			json_object_set_new(j, "compact_error", json_string("compact_memory missing"));
+		} else {
+			json_object_set_new(j, "compact_error", json_string(strerror(-c)));
+		}
+	}
+	json_object_set_new(j, "wrote", wrote);
+	(void)w;
+}
+
+/* Without root: the page cache of the files the job's processes have open
+ * or mapped, those its user owns. */
+static void lg_act_evict(struct wl *w, struct lg_ctx *x, json_t *j, const char **action)
+{
+	struct sp_evict *ev = malloc(sizeof *ev);
+	*action = "evict";
+	if (!ev)
+		return;
+	sp_evict_init(ev, false);
+	scan_tree(w, &w->lg_tree);
+	for (int i = 0; i < w->lg_tree.n; i++)
+		sp_evict_pid(ev, w->lg_tree.pids[i]);
+	json_object_set_new(j, "files", json_integer(ev->files));
+	json_object_set_new(j, "resident_before_bytes", json_integer((json_int_t)ev->resident_before));
+	json_object_set_new(j, "resident_after_bytes", json_integer((json_int_t)ev->resident_after));
+	json_object_set_new(j, "skipped_not_owned", json_integer(ev->not_owned));
+	json_object_set_new(j, "wrote", json_array());
+	if (ev->files == 0 && !x->said_evict_none) {
+		x->said_evict_none = true;
+		sp_note("load guard: not root and none of the job's open or mapped files is its user's to evict");
+	}
+	free(ev);
+}
+
+static void lg_act(struct wl *w, struct lg_ctx *x, double free_b, double contig_b)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "event", json_string("action"));
+	const char *action = "none";
+	double t0 = sp_mono_now();
+	if (x->root)
+		lg_act_root(w, x, j, &action);
+	else
+		lg_act_evict(w, x, j, &action);
+	double ms = (sp_mono_now() - t0) * 1000.0;
+	double fa = read_free(), ca = read_contig();
+	json_object_set_new(j, "action", json_string(action));
+	json_object_set_new(j, "mem_free_before_bytes", num_or_null(free_b));
+	json_object_set_new(j, "mem_free_after_bytes", num_or_null(fa));
+	json_object_set_new(j, "free_2mib_before_bytes", num_or_null(contig_b));
+	json_object_set_new(j, "free_2mib_after_bytes", num_or_null(ca));
+	json_object_set_new(j, "ms", json_real(round(ms * 10) / 10));
+	receipt(w, j);
+	char d[256], a[32], b[32], c[32], e[32];
+	snprintf(d, sizeof d, "action=%s free_before=%.0f free_after=%.0f contig_before=%.0f contig_after=%.0f ms=%.0f",
+		 action, free_b, fa, contig_b, ca, ms);
+	guard_queue(w, SP_EV_LOAD_GUARD, d);
+	sp_warn("load guard: %s in %.0f ms: MemFree %s -> %s, in 2 MiB blocks %s -> %s", action, ms,
+		sp_fmt_gib(a, sizeof a, free_b), sp_fmt_gib(b, sizeof b, fa), sp_fmt_gib(c, sizeof c, contig_b),
+		sp_fmt_gib(e, sizeof e, ca));
+}
+
+static void lg_stopped(struct wl *w, double t)
+{
+	struct sp_lguard *g = &w->lg;
+	const char *why = sp_lg_end_name(g->end);
+	char d[200];
+	snprintf(d, sizeof d, "reason=%s actions=%d after_s=%.1f", why, g->actions, t - g->t0);
+	guard_queue(w, SP_EV_LOAD_GUARD_END, d);
+	json_t *j = json_object();
+	json_object_set_new(j, "event", json_string("stop"));
+	json_object_set_new(j, "reason", json_string(why));
+	json_object_set_new(j, "ready_line", g->end == SP_LG_READY ? sp_json_text(w->ready_what) : json_null());
+	json_object_set_new(j, "actions", json_integer(g->actions));
+	json_object_set_new(j, "after_s", json_real(round((t - g->t0) * 10) / 10));
+	receipt(w, j);
+	switch (g->end) {
+	case SP_LG_READY:
+		sp_note("load guard: the job is ready (%s) after %.0fs, %d action%s; it stops acting now (its drops would "
+			"evict pages the job still maps) and keeps counting",
+			w->ready_what, t - g->t0, g->actions, g->actions == 1 ? "" : "s");
+		break;
+	case SP_LG_DEADLINE:
+		sp_warn("load guard: the %gs deadline passed and the readiness line never came%s; it stops acting",
+			g->cfg.deadline_s, w->o->ready_re ? " (--ready did not match)" : "");
+		break;
+	case SP_LG_STOP_FILE:
+		sp_note("load guard: the stop file '%s' is there; it stops acting", w->o->load_stop_file);
+		break;
+	default:
+		sp_note("load guard: the job ended before it was ready");
+		break;
+	}
+}
+
+/* At the end: the vm sysctls as found; the guard writes only the two
+ * triggers (drop_caches, compact_memory), which hold no setting, so a
+ * setting that changed was changed by someone else, and is said, not undone. */
+static void lg_final(struct wl *w, struct lg_ctx *x)
+{
+	char vm1[SP_VM_GUARDED_N][32];
+	sp_vm_snapshot(vm1);
+	json_t *changed = json_array();
+	for (int i = 0; i < SP_VM_GUARDED_N; i++)
+		if (strcmp(x->vm0[i], vm1[i]) != 0) {
+			json_array_append_new(changed, json_string(sp_vm_guarded[i]));
+			sp_warn("load guard: vm.%s changed during the run (%s -> %s), not by sparkops", sp_vm_guarded[i],
+				x->vm0[i], vm1[i]);
+		}
+	json_t *j = json_object();
+	json_object_set_new(j, "event", json_string("end"));
+	json_object_set_new(j, "actions", json_integer(w->lg.actions));
+	json_object_set_new(j, "stopped_by", json_string(sp_lg_end_name(w->lg.end)));
+	json_object_set_new(j, "below_floor_after_stop", json_integer(w->lg.below_after));
+	json_object_set_new(j, "sysctls_after", vm_json(vm1));
+	json_object_set_new(j, "sysctls_changed", changed);
+	json_object_set_new(j, "sysctls_touched", json_array()); /* none: drop_caches and compact_memory are triggers */
+	receipt(w, j);
+}
+
+static void *lg_main(void *arg)
+{
+	struct wl *w = arg;
+	const struct sp_engine_opts *o = w->o;
+	struct lg_ctx x;
+	memset(&x, 0, sizeof x);
+	x.root = geteuid() == 0;
+	sp_vm_snapshot(x.vm0);
+	struct sp_lg_cfg cfg = { o->load_floor, o->load_contig_floor, o->load_deadline_s };
+	struct sp_meminfo m;
+	sp_meminfo_read(&m);
+	uint64_t total = m.why == SP_OK ? m.v[SP_MI_TOTAL] : 0;
+	if (cfg.floor == 0)
+		cfg.floor = total && total / 8 < SP_LG_DEFAULT_FLOOR ? total / 8 : SP_LG_DEFAULT_FLOOR;
+	if (cfg.contig_floor == 0)
+		cfg.contig_floor = total && total / 64 < SP_LG_DEFAULT_CONTIG_FLOOR ? total / 64 : SP_LG_DEFAULT_CONTIG_FLOOR;
+	sp_lguard_init(&w->lg, &cfg, sp_mono_now());
+	char a[32], b[32];
+	sp_note("load guard: until the job is ready (%s) or %gs: MemFree under %s or under %s in 2 MiB blocks -> %s; "
+		"receipts in '%s'",
+		o->ready_re ? "--ready" : w->ready_progress ? "a known server's line or its first progress update"
+							     : "a known server's line",
+		cfg.deadline_s, sp_fmt_gib(a, sizeof a, (double)cfg.floor), sp_fmt_gib(b, sizeof b, (double)cfg.contig_floor),
+		x.root ? "flush + compact" : "evict the job's own files", w->receipts);
+	json_t *j = json_object();
+	json_object_set_new(j, "event", json_string("start"));
+	json_object_set_new(j, "mode", json_string(x.root ? "root" : "evict"));
+	json_object_set_new(j, "floor_bytes", json_integer((json_int_t)cfg.floor));
+	json_object_set_new(j, "contig_floor_bytes", json_integer((json_int_t)cfg.contig_floor));
+	json_object_set_new(j, "deadline_s", json_real(cfg.deadline_s));
+	json_object_set_new(j, "sysctls_before", vm_json(x.vm0));
+	receipt(w, j);
+	for (;;) {
+		double t = sp_mono_now();
+		double fr = read_free(), cg = read_contig();
+		bool stopf = o->load_stop_file && access(o->load_stop_file, F_OK) == 0;
+		enum sp_lg_act act = sp_lguard_step(&w->lg, t, fr, cg, atomic_load(&w->ready), stopf,
+						    atomic_load(&w->job_alive));
+		if (act == SP_LG_ACT) {
+			lg_act(w, &x, fr, cg);
+			sp_lguard_acted(&w->lg, sp_mono_now());
+		} else if (act == SP_LG_STOP) {
+			lg_stopped(w, t);
+		}
+		struct pollfd p = { .fd = w->l_stop, .events = POLLIN };
+		if (poll(&p, 1, (int)(SP_LG_LOOK_S * 1000)) > 0)
+			break;
+	}
+	/* the end came while it was acting (or between two looks): say why it stopped */
+	if (w->lg.end == SP_LG_RUNNING) {
+		double t = sp_mono_now();
+		bool stopf = o->load_stop_file && access(o->load_stop_file, F_OK) == 0;
+		if (sp_lguard_step(&w->lg, t, NAN, NAN, atomic_load(&w->ready), stopf, false) == SP_LG_STOP)
+			lg_stopped(w, t);
+	}
+	lg_final(w, &x);
+	return NULL;
+}
+
+static bool gq_open(struct wl *w)
+{
+	if (w->gq_on)
+		return true;
+	pthread_mutex_init(&w->gq_lock, NULL);
+	w->g_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->gq_on = w->g_wake >= 0;
+	return w->gq_on;
+}
+
+static bool argv_is_server(char **argv)
+{
+	static const char *const servers[] = { "vllm", "sglang", "llama-server", "llama_cpp", "ollama", "tritonserver" };
+	for (int i = 0; argv && argv[i]; i++)
+		for (size_t k = 0; k < sizeof servers / sizeof servers[0]; k++)
+			if (strstr(argv[i], servers[k]))
+				return true;
+	return false;
+}
+
+static void lg_start(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	if (!o->guard_load || !o->argv)
+		return;
+	snprintf(w->receipts, sizeof w->receipts, "%s.receipts.jsonl", w->logname);
+	int fd = open(w->receipts, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		sp_warn("load guard: '%s': %s; acting without receipts", w->receipts, strerror(errno));
+	else
+		close(fd);
+	for (int i = 0; i < 2; i++)
+		sp_ready_init(&w->readyx[i], o->ready_re);
+	w->ready_progress = !o->ready_re && !argv_is_server(o->argv);
+	w->l_stop = eventfd(0, EFD_CLOEXEC);
+	if (!gq_open(w) || w->l_stop < 0 || pthread_create(&w->lthread, NULL, lg_main, w) != 0)
+		sp_error("the load guard could not start: %s", strerror(errno));
+	else
+		w->lthread_on = true;
+}
+
+static void lg_end(struct wl *w)
+{
+	if (!w->lthread_on)
+		return;
+	uint64_t one = 1;
+	ssize_t x = write(w->l_stop, &one, sizeof one);
+	(void)x;
+	pthread_join(w->lthread, NULL);
+	w->lthread_on = false;
+	guard_drain(w);
 }
 
 /* ---- --metrics-listen -------------------------------------------------------------------- */
@@ -541,8 +862,10 @@ static void take_sample(struct wl *w)
 
 	struct sp_logrow r;
 	sp_logrow_from_sample(&r, s);
-	if (w->root > 0 || w->root_is_self)
+	if (w->root > 0 || w->root_is_self) {
 		r.job_rss_bytes = (double)w->tree.rss_bytes;
+		r.job_majflt = (double)sp_tree_majflt(&w->tree, LIVE_PROC);
+	}
 	sample_rate(w, &r);
 	sample_attr(w, s, &r, appeared);
 	emit(w, &r);
@@ -595,7 +918,8 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	memset(w, 0, sizeof *w);
 	w->o = o;
 	w->rate = NAN;
-	w->g_wake = w->g_stop = -1;
+	w->g_wake = w->g_stop = w->l_stop = -1;
+	atomic_init(&w->ready, false);
 	w->sfd = w->pidfd = -1;
 	atomic_init(&w->job_alive, false);
 	atomic_init(&w->guard_stopped, false);
@@ -688,6 +1012,7 @@ static void log_open(struct wl *w)
 	int le = o->log_path ? sp_csvlog_open(&w->log, o->log_path, o->fsync_s, t0)
 			     : sp_csvlog_open_new(&w->log, o->fsync_s, t0);
 	const char *logname = w->log.path;
+	snprintf(w->logname, sizeof w->logname, "%s", logname);
 	if (le < 0) {
 		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
 			 o->argv ? "the job runs" : "watching");
@@ -734,8 +1059,7 @@ static void guard_start(struct wl *w)
 	if (!sp_guard_enabled(&o->guard))
 		return;
 	sp_guard_init(&w->guard, &o->guard);
-	pthread_mutex_init(&w->gq_lock, NULL);
-	w->g_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	gq_open(w);
 	w->g_stop = eventfd(0, EFD_CLOEXEC);
 	if (w->g_wake >= 0 && w->g_stop >= 0 && pthread_create(&w->gthread, NULL, guard_main, w) == 0)
 		w->gthread_on = true;
@@ -769,6 +1093,7 @@ static int engine_start(struct wl *w)
 	guard_start(w);
 	w->start_unix = sp_wall_now();
 	sp_jobstat_open(&w->stat, getpid()); /* no folder of our own: top will not see us, nothing else */
+	lg_start(w);
 	w->next = w->t0;
 	w->t_end = o->duration_s > 0 ? w->t0 + o->duration_s : INFINITY;
 	return 0;
@@ -820,9 +1145,19 @@ static void on_signals(struct wl *w)
 static void on_relay(struct wl *w, int i)
 {
 	ssize_t n = read(w->child.prog_fd[i], w->buf, sizeof w->buf);
-	if (n > 0)
+	if (n > 0) {
 		sp_progress_feed(&w->prog[i], w->buf, (size_t)n);
-	else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* run --guard-load: the job's output against the readiness lines */
+		if (w->lthread_on && !atomic_load(&w->ready)) {
+			if (sp_ready_feed(&w->readyx[i], w->buf, (size_t)n)) {
+				snprintf(w->ready_what, sizeof w->ready_what, "%s", w->readyx[i].what);
+				atomic_store(&w->ready, true);
+			} else if (w->ready_progress && w->prog[i].updates > 0) {
+				snprintf(w->ready_what, sizeof w->ready_what, "first progress update");
+				atomic_store(&w->ready, true);
+			}
+		}
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 		close(w->child.prog_fd[i]);
 		w->child.prog_fd[i] = -1;
 	}
@@ -997,6 +1332,7 @@ static int summary_write(struct wl *w)
  * endpoint stops, the log closes, the summary. Returns the exit code. */
 static int engine_finish(struct wl *w)
 {
+	lg_end(w);
 	guard_end(w);
 	for (int i = 0; i < 2; i++)
 		sp_progress_flush(&w->prog[i]);
@@ -1029,6 +1365,8 @@ static void engine_close(struct wl *w)
 		close(w->g_wake);
 	if (w->g_stop >= 0 && !w->gthread_stuck)
 		close(w->g_stop);
+	if (w->l_stop >= 0)
+		close(w->l_stop);
 	if (w->pidfd >= 0)
 		close(w->pidfd);
 	for (int i = 0; i < 2; i++)

@@ -16,6 +16,7 @@
 #ifndef SP_WATCH_ENGINE_H
 #define SP_WATCH_ENGINE_H
 #include "watch/guard.h"
+#include "watch/loadguard.h"
 
 #include <regex.h>
 #include <stdbool.h>
@@ -33,6 +34,13 @@ struct sp_engine_opts {
 	bool guard_flush_asked;
 	uint64_t reserve;
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT, NULL none */
+	/* run --guard-load: from launch to readiness (docs/run.md "Surviving a model load") */
+	bool guard_load;
+	uint64_t load_floor;        /* MemFree floor; 0: min(8 GiB, MemTotal/8) */
+	uint64_t load_contig_floor; /* floor of free memory in 2 MiB blocks; 0: min(1 GiB, MemTotal/64) */
+	double load_deadline_s;     /* default 45 min */
+	const regex_t *ready_re;    /* --ready; NULL: the known servers' lines (or a trainer's first progress) */
+	const char *load_stop_file; /* --guard-stop-file */
 	/* run */
 	char **argv;              /* the job; NULL for watch */
 	/* watch */

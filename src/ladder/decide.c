@@ -110,3 +110,10 @@ void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *
 	if (in->log)
 		d->st.log_sig = in->log->sig;
 }
+
+enum sp_apply_verdict sp_ladder_apply_verdict_evict(int apply, bool root, bool have_paths, int watchers, bool force)
+{
+	if (apply == 1 && !root && have_paths)
+		return SP_APPLY_EVICT; /* the caller's own page cache: no job of anyone else is touched */
+	return sp_ladder_apply_verdict(apply, root, watchers, force);
+}

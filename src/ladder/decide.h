@@ -18,8 +18,13 @@ enum sp_apply_verdict {
 	SP_APPLY_NEED_ROOT,  /* rung 1 needs root */
 	SP_APPLY_WATCHED,    /* rung 1 while a job is watched, without --force */
 	SP_APPLY_PRINT_ONLY, /* rungs 2-4 change the job: the change is printed, nothing done */
+	SP_APPLY_EVICT,      /* rung 1 without root: evict the caller's own files (--evict PATH) */
 };
 enum sp_apply_verdict sp_ladder_apply_verdict(int apply, bool root, int watchers, bool force);
+/* The same where rung 1 may be done without root by evicting the caller's own
+ * files (ladder --apply 1 --evict PATH): SP_APPLY_EVICT instead of
+ * SP_APPLY_NEED_ROOT when paths were given. */
+enum sp_apply_verdict sp_ladder_apply_verdict_evict(int apply, bool root, bool have_paths, int watchers, bool force);
 
 struct sp_ladder_in {
 	const struct sp_oomlog *log;  /* the classified log; NULL without --log */

@@ -154,6 +154,7 @@ static void add_sample(struct sp_chart *c, const struct sp_logrow *r)
 	put(c, SP_S_PL1_CAP, t, r->pl1_cap_w);
 	put(c, SP_S_SM_CLOCK, t, r->gpu_sm_clock_mhz);
 	put(c, SP_S_THROUGHPUT, t, r->throughput);
+	put(c, SP_S_CONTIG, t, r->free_2mib / gib);
 	if (isfinite(r->throughput) && r->throughput_unit[0])
 		snprintf(c->throughput_unit, sizeof c->throughput_unit, "%s", r->throughput_unit);
 }

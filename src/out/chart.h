@@ -28,6 +28,7 @@ enum sp_series {
 	SP_S_PL1_CAP,   /* W */
 	SP_S_SM_CLOCK,  /* MHz */
 	SP_S_THROUGHPUT,
+	SP_S_CONTIG,    /* GiB: free in blocks of 2 MiB or more (log format 2) */
 	SP_S_N
 };
 

@@ -258,6 +258,8 @@ static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struc
 	sp_prom_sample(w, LBL({ "source", "cgroup" }, { "status", s->cg.version ? "ok" : "missing" }),
 		       s->cg.version != 0);
 	sp_prom_sample(w, LBL({ "source", "nvml" }, { "status", sp_why_key(s->gpu_status) }), s->gpu_status == SP_OK);
+	sp_prom_sample(w, LBL({ "source", "buddyinfo" }, { "status", sp_why_key(s->contig.why) }),
+		       s->contig.why == SP_OK);
 	if (!info || !info->procs_skipped)
 		sp_prom_sample(w, LBL({ "source", "processes" }, { "status", s->procs_seen > 0 ? "ok" : "missing" }),
 			       s->procs_seen > 0);
@@ -293,6 +295,16 @@ static void write_pool(struct sp_prom *w, const struct sp_sample *s)
 	if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED)) {
 		sp_prom_family(w, "sparkops_pool_page_cache_bytes", GAUGE, "page cache (Buffers + Cached)");
 		sp_prom_sample_u64(w, NULL, m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED]);
+	}
+	if (s->contig.why == SP_OK) {
+		sp_prom_family(w, "sparkops_pool_free_contiguous_bytes", GAUGE,
+			       "free memory in blocks of at least min_block (/proc/buddyinfo): what the GPU driver's large allocations need");
+		sp_prom_sample_u64(w, LBL({ "min_block", "2MiB" }), s->contig.free_2mib);
+		if (s->contig.largest_order >= 0) {
+			sp_prom_family(w, "sparkops_pool_largest_free_block_bytes", GAUGE,
+				       "the largest free block in the pool (/proc/buddyinfo)");
+			sp_prom_sample_u64(w, NULL, s->contig.largest);
+		}
 	}
 	sp_prom_family(w, "sparkops_pool_unified", GAUGE, "1 when the GPUs share this pool (GB10 and other UMA parts)");
 	sp_prom_sample(w, NULL, sp_sample_is_uma(s));

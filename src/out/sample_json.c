@@ -69,6 +69,12 @@ json_t *sp_json_pool(const struct sp_sample *s)
 	put_mi(p, m, "hugepages_total", SP_MI_HUGE_TOTAL);
 	put_mi(p, m, "hugepages_free", SP_MI_HUGE_FREE);
 	put_mi(p, m, "hugepage_size_bytes", SP_MI_HUGE_SIZE);
+	/* contiguous free memory (buddyinfo): null + the reason, never 0 for unknown */
+	const struct sp_contig *c = &s->contig;
+	json_object_set_new(p, "contiguous_status", json_string(sp_why_key(c->why)));
+	json_object_set_new(p, "free_2mib_bytes", c->why == SP_OK ? json_integer((json_int_t)c->free_2mib) : json_null());
+	json_object_set_new(p, "largest_free_block_bytes",
+			    c->why == SP_OK && c->largest_order >= 0 ? json_integer((json_int_t)c->largest) : json_null());
 	return p;
 }
 

@@ -58,7 +58,8 @@ static const struct panel panels[NPANELS] = {
 	{ "pool", "pool", "GiB",
 	  { { SP_S_USED, "used", "#1f77b4", NULL },
 	    { SP_S_TOTAL, "total", "#555555", "6 3" },
-	    { SP_S_BUDGET, "budget (new job)", "#2ca02c", NULL } }, 3, true },
+	    { SP_S_BUDGET, "budget (new job)", "#2ca02c", NULL },
+	    { SP_S_CONTIG, "free in 2 MiB+ blocks", "#bcbd22", "2 2" } }, 4, true },
 	{ "temp", "temperature", "\xC2\xB0" "C",
 	  { { SP_S_GPU_TEMP, "GPU", "#d62728", NULL }, { SP_S_SOC_TEMP, "SoC (acpitz)", "#ff7f0e", NULL } }, 2, false },
 	{ "power", "power", "W",
@@ -84,6 +85,14 @@ struct yscale {
 	double lo, hi, step;
 	bool has;
 };
+
+static bool series_has(const struct sp_chart *c, enum sp_series s)
+{
+	for (int i = 0; i < c->ncols; i++)
+		if (sp_chart_cell(c, s, i)->flags & SP_CELL_HAS)
+			return true;
+	return false;
+}
 
 static struct yscale y_range(const struct sp_chart *c, const struct panel *p)
 {
@@ -443,7 +452,8 @@ static void draw_panel(FILE *f, const struct sp_chart *c, const struct geo *g, i
 	double lx = ML + 7.5 * (double)strlen(title) + 18;
 	fprintf(f, "<g font-size=\"11\" fill=\"#333\">");
 	for (int k = 0; k < p->nls; k++)
-		legend_item(f, &lx, top - 8, p->ls[k].color, p->ls[k].dash, p->ls[k].name);
+		if (p->ls[k].s != SP_S_CONTIG || series_has(c, SP_S_CONTIG)) /* a format 1 log has none */
+			legend_item(f, &lx, top - 8, p->ls[k].color, p->ls[k].dash, p->ls[k].name);
 	fprintf(f, "</g>\n");
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n", g->x0, top,
 		g->x1 - g->x0, bot - top);

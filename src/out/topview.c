@@ -311,10 +311,13 @@ static int pool(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 	} else {
 		c = put(g, r, c, SP_TVA_ALERT, "unknown");
 	}
-	/* CONTIGUOUS FREE MEMORY: the /proc/buddyinfo reading (free 2 MiB blocks,
-	 * order >= 9) is being added to the sample on another branch; until the
-	 * sample carries it this place says so, and shows no number. */
-	put(g, r, c, SP_TVA_DIM, "   contiguous 2M+: n/a");
+	/* contiguous free memory (/proc/buddyinfo): what the driver's large
+	 * allocations need during a model load; under 1 GiB is a warning */
+	if (sp_ok(s->contig.why))
+		putf(g, r, c, s->contig.free_2mib < (1ULL << 30) ? SP_TVA_WARN : SP_TVA_NONE, "   in 2MiB+ blocks %s",
+		     sp_fmt_gib(b1, sizeof b1, (double)s->contig.free_2mib));
+	else
+		putf(g, r, c, SP_TVA_DIM, "   in 2MiB+ blocks: %s", sp_why_key(s->contig.why));
 	return r + 1;
 }
 

@@ -67,6 +67,56 @@ int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages)
 	return 0;
 }
 
+int sp_stat_majflt(const char *buf, size_t len, uint64_t *majflt)
+{
+	const char *p = NULL;
+	for (size_t i = len; i > 0; i--)
+		if (buf[i - 1] == ')') {
+			p = buf + i;
+			break;
+		}
+	if (!p)
+		return -1;
+	const char *end = buf + len;
+	/* after ')': state(3) ppid(4) pgrp(5) session(6) tty(7) tpgid(8) flags(9)
+	 * minflt(10) cminflt(11) majflt(12) */
+	for (int field = 3; field <= 12; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		const char *q = p;
+		while (q < end && *q != ' ' && *q != '\n')
+			q++;
+		if (q == p)
+			return -1;
+		if (field == 12) {
+			uint64_t v = 0;
+			for (const char *d = p; d < q; d++) {
+				if (!isdigit((unsigned char)*d) || v > UINT64_MAX / 10 - 10)
+					return -1;
+				v = v * 10 + (uint64_t)(*d - '0');
+			}
+			*majflt = v;
+			return 0;
+		}
+		p = q;
+	}
+	return -1;
+}
+
+uint64_t sp_tree_majflt(const struct sp_tree *t, const char *proc)
+{
+	char path[512], buf[1024];
+	uint64_t sum = 0;
+	for (int i = 0; i < t->n; i++) {
+		snprintf(path, sizeof path, "%s/%d/stat", proc, (int)t->pids[i]);
+		size_t len;
+		uint64_t m;
+		if (sp_read_file(path, buf, sizeof buf, &len) == 0 && sp_stat_majflt(buf, len, &m) == 0)
+			sum += m;
+	}
+	return sum;
+}
+
 static bool is_num(const char *s)
 {
 	if (!*s)

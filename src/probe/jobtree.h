@@ -43,6 +43,10 @@ int sp_self_line(const char *proc, pid_t *out, int max);
 int sp_tree_drop_self_line(struct sp_tree *t, const char *proc);
 /* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
 int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages);
+/* /proc/PID/stat: majflt (field 12; pure). 0 or -1. */
+int sp_stat_majflt(const char *buf, size_t len, uint64_t *majflt);
+/* The major faults of the tree's processes, summed (one stat read each). */
+uint64_t sp_tree_majflt(const struct sp_tree *t, const char *proc);
 /* Does this kernel log text say the OOM killer killed pid ("Out of memory:
  * Killed process 1234 (python) ...", the memory cgroup's variant too)? Pure. */
 bool sp_kmsg_oom_killed(const char *buf, size_t len, pid_t pid);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* One snapshot: every probe once, then the budget derived from it. */
+#include "probe/pool.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/paths.h"
@@ -183,8 +184,12 @@ void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 	/* the GPU thread starts first and works while the files are read */
 	if (gpu)
 		sp_gpu_read_async();
-	if (o->what & SP_READ_MEM)
+	if (o->what & SP_READ_MEM) {
 		sp_meminfo_read(&s->mem);
+		sp_buddyinfo_read(&s->contig);
+	} else {
+		s->contig.why = SP_MISSING;
+	}
 	if (o->what & SP_READ_CGROUP)
 		sp_cgroup_read(&s->cg);
 	if (o->what & SP_READ_PSI)

@@ -55,6 +55,15 @@ struct sp_meminfo {
 };
 static inline bool sp_mi_has(const struct sp_meminfo *m, enum sp_mi k) { return (m->have >> k) & 1; }
 
+/* ---- /proc/buddyinfo: contiguous free memory (probe/pool.h) ----------- */
+struct sp_contig {
+	uint64_t free_2mib;  /* bytes free in blocks of 2 MiB or more */
+	uint64_t largest;    /* bytes of the largest free block */
+	uint64_t free_total; /* bytes free in blocks of every order */
+	int largest_order;   /* -1: no free block at all */
+	enum sp_why why;
+};
+
 /* ---- PSI ---------------------------------------------------------------- */
 enum sp_psi_res { SP_PSI_MEMORY, SP_PSI_CPU, SP_PSI_IO, SP_PSI_N };
 struct sp_psi_line {
@@ -167,6 +176,7 @@ struct sp_sample {
 	double mono;      /* CLOCK_MONOTONIC seconds */
 	double wall;      /* Unix time, seconds */
 	struct sp_meminfo mem;
+	struct sp_contig contig; /* read with SP_READ_MEM */
 	struct sp_cgroup cg;
 	struct sp_psi psi[SP_PSI_N];
 	int nzones;

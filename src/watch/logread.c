@@ -49,8 +49,9 @@ static int line_done(struct sp_logread *rd)
 			s += 3;
 			n -= 3;
 		}
-		if (rd->overlong || !sp_logrow_is_header(s, n))
-			return bad(rd, "not a sparkops log (the header is not the run/watch CSV header, format version 1)");
+		rd->ncols = rd->overlong ? 0 : sp_logrow_header_columns(s, n);
+		if (rd->ncols == 0)
+			return bad(rd, "not a sparkops log (the header is not the run/watch CSV header, format version 1 or 2)");
 		rd->header_seen = true;
 		return 0;
 	}
@@ -64,12 +65,12 @@ static int line_done(struct sp_logread *rd)
 	if (memchr(s, 0, n))
 		return bad(rd, "a NUL byte in the row");
 	char err[200], why[260];
-	if (sp_logrow_parse(s, n, &rd->row, err, sizeof err) < 0) {
+	if (sp_logrow_parse_n(s, n, rd->ncols, &rd->row, err, sizeof err) < 0) {
 		/* the writer ends a row it could not finish (disk full) with '\n' and
 		 * goes on: a short row that starts like a row is most likely that */
 		const char *g = strncmp(err, "expected ", 9) == 0 ? strstr(err, ", got ") : NULL;
 		long got = g ? strtol(g + 6, NULL, 10) : -1;
-		bool cut = g && got < sp_logrow_ncolumns() && !strstr(g, "or more") && n > 11 && s[4] == '-' &&
+		bool cut = g && got < rd->ncols && !strstr(g, "or more") && n > 11 && s[4] == '-' &&
 			   s[10] == 'T';
 		snprintf(why, sizeof why, "%s%s", err, cut ? " (a row cut short, as a failed write leaves it)" : "");
 		return bad(rd, why);

@@ -27,6 +27,7 @@ struct sp_logread {
 	size_t len;
 	bool overlong;       /* the current line did not fit */
 	bool header_seen;
+	int ncols;           /* the columns of the header's format version */
 	long lineno;         /* of the line being assembled (1-based) */
 	double last_t;
 	struct sp_logrow row;

@@ -30,6 +30,7 @@ struct col { // NOLINT(clang-analyzer-optin.performance.Padding): a small static
 #define MHZ ANY
 #define SECONDS ANY
 #define RATE ANY
+#define COUNT 0, 0x1p62
 static const struct col cols[] = {
 	{ "time", K_TIME, 0, 0, 0, 0 },
 	{ "unix_time", K_UNIX, 0, 0, 0, 0 },
@@ -62,8 +63,13 @@ static const struct col cols[] = {
 	NUM("job_rss_bytes", job_rss_bytes, 0, BYTES),
 	NUM("throughput", throughput, 4, RATE),
 	{ "throughput_unit", K_UNIT, 0, 0, 0, 0 },
+	/* version 2 */
+	NUM("free_2mib_bytes", free_2mib, 0, BYTES),
+	NUM("largest_free_block_bytes", largest_block, 0, BYTES),
+	NUM("job_major_faults", job_majflt, 0, COUNT),
 };
 #define NCOLS ((int)(sizeof cols / sizeof cols[0]))
+_Static_assert(SP_LOG_V1_COLUMNS == 31, "version 1 logs have 31 columns");
 
 int sp_logrow_ncolumns(void)
 {
@@ -169,6 +175,11 @@ void sp_logrow_from_sample(struct sp_logrow *r, const struct sp_sample *s)
 		r->pl1_w = k.pl1_w;
 	if (k.pl1_cap_ok)
 		r->pl1_cap_w = k.pl1_cap_w;
+	if (s->contig.why == SP_OK) {
+		r->free_2mib = (double)s->contig.free_2mib;
+		if (s->contig.largest_order >= 0)
+			r->largest_block = (double)s->contig.largest;
+	}
 }
 
 void sp_logrow_event(struct sp_logrow *r, double t, const char *event, const char *detail)
@@ -223,16 +234,21 @@ static void put_field(struct out *o, const char *s)
 	put(o, "\"", 1);
 }
 
-size_t sp_logrow_header(char *buf, size_t n)
+static size_t header_n(char *buf, size_t n, int ncols)
 {
 	struct out o = { buf, n, 0, false };
-	for (int i = 0; i < NCOLS; i++) {
+	for (int i = 0; i < ncols; i++) {
 		if (i)
 			put(&o, ",", 1);
 		puts_(&o, cols[i].name);
 	}
 	put(&o, "\n", 1);
 	return o.full ? 0 : o.len;
+}
+
+size_t sp_logrow_header(char *buf, size_t n)
+{
+	return header_n(buf, n, NCOLS);
 }
 
 static void put_reasons(struct out *o, const struct sp_logrow *r)
@@ -308,16 +324,26 @@ size_t sp_logrow_format(const struct sp_logrow *r, char *buf, size_t n)
 
 /* ---- reading ------------------------------------------------------------------ */
 
-bool sp_logrow_is_header(const char *line, size_t len)
+int sp_logrow_header_columns(const char *line, size_t len)
 {
-	char h[1024];
-	size_t hl = sp_logrow_header(h, sizeof h);
-	if (hl == 0)
-		return false;
-	hl--; /* without '\n' */
+	static const int versions[] = { NCOLS, SP_LOG_V1_COLUMNS };
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
 		len--;
-	return len == hl && memcmp(line, h, hl) == 0;
+	for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
+		char h[1024];
+		size_t hl = header_n(h, sizeof h, versions[v]);
+		if (hl == 0)
+			continue;
+		hl--; /* without '\n' */
+		if (len == hl && memcmp(line, h, hl) == 0)
+			return versions[v];
+	}
+	return 0;
+}
+
+bool sp_logrow_is_header(const char *line, size_t len)
+{
+	return sp_logrow_header_columns(line, len) > 0;
 }
 
 /* Split one CSV line into fields (RFC 4180 quotes). Fields are copied into
@@ -458,22 +484,29 @@ static int parse_reasons(const char *s, struct sp_logrow *r)
 
 int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err, size_t errlen)
 {
+	return sp_logrow_parse_n(line, len, NCOLS, r, err, errlen);
+}
+
+int sp_logrow_parse_n(const char *line, size_t len, int ncols, struct sp_logrow *r, char *err, size_t errlen)
+{
+	if (ncols <= 0 || ncols > NCOLS)
+		ncols = NCOLS;
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
 		len--;
 	char store[2048];
 	const char *f[NCOLS + 1];
-	int nf = split(line, len, store, sizeof store, f, NCOLS);
+	int nf = split(line, len, store, sizeof store, f, ncols);
 	if (nf < 0) {
 		snprintf(err, errlen, "unterminated quoted field");
 		return -1;
 	}
-	if (nf != NCOLS) {
-		snprintf(err, errlen, "expected %d fields, got %d%s", NCOLS, nf > NCOLS ? NCOLS + 1 : nf,
-			 nf > NCOLS ? " or more" : "");
+	if (nf != ncols) {
+		snprintf(err, errlen, "expected %d fields, got %d%s", ncols, nf > ncols ? ncols + 1 : nf,
+			 nf > ncols ? " or more" : "");
 		return -1;
 	}
 	sp_logrow_clear(r, SP_ROW_SAMPLE);
-	for (int i = 0; i < NCOLS; i++) {
+	for (int i = 0; i < ncols; i++) {
 		const struct col *c = &cols[i];
 		const char *v = f[i];
 		switch (c->kind) {

@@ -31,6 +31,10 @@ struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column o
 	double job_rss_bytes; /* the job's whole process tree */
 	double throughput;    /* latest rate from the job's output */
 	char throughput_unit[16]; /* "it/s", "samples/s", ... */
+	/* format version 2: appended at the end of the row, so version 1 logs still read */
+	double free_2mib;     /* bytes free in blocks of 2 MiB or more (buddyinfo) */
+	double largest_block; /* bytes of the largest free block */
+	double job_majflt;    /* major faults of the job's process tree (cumulative) */
 };
 
 /* Event names (the `event` column). */
@@ -48,6 +52,14 @@ struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column o
 #define SP_EV_GPU_BACK "gpu_available"
 #define SP_EV_EXIT "exit"                 /* detail: ended_by=exit|signal|oom_kill|guard exit_code=N [signal=N] */
 #define SP_EV_STOP "stop"                 /* watch ended without a child */
+#define SP_EV_LOAD_GUARD "load_guard"     /* detail: action=flush+compact|flush|evict ... (run --guard-load) */
+#define SP_EV_LOAD_GUARD_END "load_guard_end" /* detail: reason=ready|deadline|stop_file|job_ended ... */
+
+/* The format version this build writes, and the column count of each
+ * version it reads (1: up to throughput_unit; 2: + free_2mib_bytes,
+ * largest_free_block_bytes, job_major_faults). */
+#define SP_LOG_VERSION 2
+#define SP_LOG_V1_COLUMNS 31
 
 /* Initialise every numeric field to NAN. */
 void sp_logrow_clear(struct sp_logrow *r, enum sp_row_type type);
@@ -66,8 +78,13 @@ size_t sp_logrow_format(const struct sp_logrow *r, char *buf, size_t n);
 /* Parse one line (without its '\n'). Returns 0, or -1 with a reason in err
  * ("expected 32 fields, got 7", "field 'gpu_temp_c': 'hot' is not a number"). */
 int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err, size_t errlen);
-/* Is this the header of a sparkops log this version reads? */
+/* The same for a log of an older version: ncolumns from
+ * sp_logrow_header_columns (the columns past them stay unknown). */
+int sp_logrow_parse_n(const char *line, size_t len, int ncolumns, struct sp_logrow *r, char *err, size_t errlen);
+/* Is this the header of a sparkops log this version reads (any version)? */
 bool sp_logrow_is_header(const char *line, size_t len);
+/* The column count of the version whose header this is, 0 when it is none. */
+int sp_logrow_header_columns(const char *line, size_t len);
 int sp_logrow_ncolumns(void);
 
 /* key=value lookup in an event's detail ("cause=thermal drop_pct=23"). */

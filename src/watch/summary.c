@@ -15,6 +15,7 @@ void sp_summary_init(struct sp_summary *s)
 	s->lowest_budget = s->lowest_budget_t = NAN;
 	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = NAN;
 	s->throughput_first = s->throughput_last = NAN;
+	s->peak_job_majflt = s->lowest_contig = s->lowest_contig_t = NAN;
 	s->exit_code = -1;
 }
 
@@ -39,6 +40,11 @@ static void add_sample(struct sp_summary *s, const struct sp_logrow *r)
 	if (isfinite(r->budget_now) && (isnan(s->lowest_budget) || r->budget_now < s->lowest_budget)) {
 		s->lowest_budget = r->budget_now;
 		s->lowest_budget_t = r->unix_time;
+	}
+	max_at(&s->peak_job_majflt, NULL, r->job_majflt, 0);
+	if (isfinite(r->free_2mib) && (isnan(s->lowest_contig) || r->free_2mib < s->lowest_contig)) {
+		s->lowest_contig = r->free_2mib;
+		s->lowest_contig_t = r->unix_time;
 	}
 	max_at(&s->peak_gpu_temp, NULL, r->gpu_temp_c, 0);
 	max_at(&s->peak_soc_temp, NULL, r->soc_temp_c, 0);
@@ -92,6 +98,11 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 				break;
 			}
 		}
+	} else if (strcmp(r->event, SP_EV_LOAD_GUARD) == 0) {
+		s->load_guard_actions++;
+	} else if (strcmp(r->event, SP_EV_LOAD_GUARD_END) == 0) {
+		if (!sp_detail_get(r->detail, "reason", s->load_guard_end, sizeof s->load_guard_end))
+			snprintf(s->load_guard_end, sizeof s->load_guard_end, "unknown");
 	} else if (strncmp(r->event, "guard_", 6) == 0) {
 		if (s->n_guard >= SP_SUM_MAX_GUARD) {
 			s->guard_dropped++;
@@ -186,6 +197,12 @@ json_t *sp_summary_json(const struct sp_summary *s)
 		json_array_append_new(ga, x);
 	}
 	json_object_set_new(o, "guard_actions", ga);
+	json_object_set_new(o, "job_major_faults", int_or_null(s->peak_job_majflt));
+	json_object_set_new(o, "lowest_free_2mib_bytes", int_or_null(s->lowest_contig));
+	json_t *lg = json_object();
+	json_object_set_new(lg, "actions", json_integer(s->load_guard_actions));
+	json_object_set_new(lg, "ended_by", s->load_guard_end[0] ? sp_json_text(s->load_guard_end) : json_null());
+	json_object_set_new(o, "load_guard", lg);
 	json_object_set_new(o, "throughput_first", num_or_null(s->throughput_first));
 	json_object_set_new(o, "throughput_last", num_or_null(s->throughput_last));
 	json_object_set_new(o, "throughput_unit", s->throughput_unit[0] ? sp_json_text(s->throughput_unit) : json_null());
@@ -225,6 +242,14 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 	if (isfinite(s->lowest_budget))
 		fprintf(f, "  lowest budget %s at %s\n", sp_fmt_gib(a, sizeof a, s->lowest_budget),
 			clock_of(c, sizeof c, s->lowest_budget_t));
+	if (isfinite(s->lowest_contig))
+		fprintf(f, "  lowest 2MiB+  %s free in blocks of 2 MiB or more at %s\n",
+			sp_fmt_bytes(a, sizeof a, s->lowest_contig), clock_of(c, sizeof c, s->lowest_contig_t));
+	if (isfinite(s->peak_job_majflt))
+		fprintf(f, "  major faults  %.0f (the job's processes)\n", s->peak_job_majflt);
+	if (s->load_guard_end[0] || s->load_guard_actions)
+		fprintf(f, "  load guard    %d action%s, stopped: %s\n", s->load_guard_actions,
+			s->load_guard_actions == 1 ? "" : "s", s->load_guard_end[0] ? s->load_guard_end : "no");
 	if (isfinite(s->peak_gpu_temp) || isfinite(s->peak_soc_temp)) {
 		fprintf(f, "  peak temp    ");
 		if (isfinite(s->peak_gpu_temp))

@@ -49,6 +49,10 @@ struct sp_summary {
 	int signal;          /* 0 none */
 	double throughput_first, throughput_last; /* first and last rate seen */
 	char throughput_unit[16];
+	double peak_job_majflt;     /* major faults of the job's tree (the highest count logged) */
+	double lowest_contig, lowest_contig_t; /* bytes free in 2 MiB blocks, the lowest sample */
+	int load_guard_actions;     /* run --guard-load: flushes/compactions/evictions done */
+	char load_guard_end[24];    /* why the load guard stopped acting ("" none) */
 	bool last_row_incomplete; /* set by the reader */
 	long rows_skipped;        /* set by the reader (--lenient) */
 };

@@ -92,7 +92,7 @@ sed -n 2p lg.csv | grep -Eq '^[0-9-]{10}T[0-9:]{8}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2
 _report $? "the start row: ISO-8601 with ms and offset, unix time"
 tail -1 lg.csv | grep -q ',event,exit,ended_by=exit exit_code=0'
 _report $? "the exit row ends the log"
-awk -F, 'NR>2 && $3=="sample" && $(NF-2)+0 > 100000 {ok=1} END {exit !ok}' lg.csv
+awk -F, 'NR==1{for(i=1;i<=NF;i++)c[$i]=i} NR>2 && $3=="sample" && $c["job_rss_bytes"]+0 > 100000 {ok=1} END {exit !ok}' lg.csv
 _report $? "job_rss_bytes is the job's resident memory"
 ( cd "$TMP" && mkdir dflt && cd dflt && $NONV $S run -- true 2>err >/dev/null; ls ) >dls
 grep -Eq '^sparkops-[0-9]{8}-[0-9]{6}\.csv$' dls

@@ -100,7 +100,7 @@ cap a
 expect_out "budget now $now GiB +after flush $aft GiB" "the budget now ($now GiB) and after flush ($aft GiB) as status --json says"
 expect_out "POOL .* $tot GiB" "the pool's total ($tot GiB)"
 expect_out "shmem 0\.6" "shmem marked apart"
-expect_out "contiguous 2M\+: n/a" "a marked place for the contiguous-memory reading, no value"
+expect_out "in 2MiB\+ blocks: missing" "contiguous memory: the fixture has no buddyinfo, said as missing (never 0)"
 expect_out "sw_power_cap sw_thermal_slowdown" "the lit clock-event reasons by name"
 expect_out "throttled: power 1h02m thermal 12m05s" "the time throttled"
 expect_out "GB10 die 85\.5 C .*PL1 139\.6/140 W .*at cap" "GB10's die temperature and PL1 against its cap"

@@ -34,7 +34,7 @@ grep -q ',event,reason_on,sw_power_cap,' w.csv && grep -q ',event,reason_on,sw_t
 _report $? "reasons already on at the start are events"
 awk -F, '$3=="sample" && $18=="84" {ok=1} END {exit !ok}' w.csv
 _report $? "the GPU temperature is in the log"
-awk -F, '$3=="sample" && $(NF-2)=="" {ok=1} END {exit !ok}' w.csv
+awk -F, 'NR==1{for(i=1;i<=NF;i++)c[$i]=i} $3=="sample" && $c["job_rss_bytes"]=="" {ok=1} END {exit !ok}' w.csv
 _report $? "no job: job_rss_bytes is empty, not 0"
 OUT=w.json
 expect_jq '.episodes == [] and .guard_actions == []' "summary JSON without a job"
@@ -53,7 +53,7 @@ run $NONV $S watch --interval 0.1 --pid $pid --log p.csv
 expect_rc 0 "watch --pid ends when the process ends"
 tail -1 p.csv | grep -q ",event,stop,reason=pid_ended pid=$pid"
 _report $? "the stop row says the process ended"
-awk -F, '$3=="sample" && $(NF-2)+0 > 0 {ok=1} END {exit !ok}' p.csv
+awk -F, 'NR==1{for(i=1;i<=NF;i++)c[$i]=i} $3=="sample" && $c["job_rss_bytes"]+0 > 0 {ok=1} END {exit !ok}' p.csv
 _report $? "job_rss_bytes is the process's memory"
 wait $pid
 

@@ -138,7 +138,7 @@ static void the_screen(void **st)
 	assert_non_null(strstr(buf, "sparkops top  spark"));
 	assert_non_null(strstr(buf, "budget now 6.0 GiB   after flush"));
 	assert_non_null(strstr(buf, "shmem 2.0"));
-	assert_non_null(strstr(buf, "contiguous 2M+: n/a"));
+	assert_non_null(strstr(buf, "in 2MiB+ blocks"));
 	assert_non_null(strstr(buf, "GPU0 NVIDIA GB10"));
 	assert_non_null(strstr(buf, "SM 2405/3003 MHz"));
 	assert_non_null(strstr(buf, "sw_power_cap sw_thermal_slowdown"));

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/* sparkops evict [PATH...] [--any-owner] [--json] — drop the page cache of
+ * given files without root (posix_fadvise DONTNEED, measured with mincore);
+ * as root with no path, the full flush + compaction. */
+#include "cmd/cli.h"
+#include "probe/evict.h"
+#include "probe/flush.h"
+#include "probe/pool.h"
+#include "util/clock.h"
+#include "util/json.h"
+#include "util/msg.h"
+#include "util/opt.h"
+#include "util/units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct sp_cmdspec spec = {
+	.name = "evict",
+	.usage = "usage: sparkops evict [--any-owner] [--json] [PATH...]\n"
+		 "\n"
+		 "Drops the page cache of the files under each PATH (a model folder, the Hugging\n"
+		 "Face cache), without root: posix_fadvise(POSIX_FADV_DONTNEED) on each regular\n"
+		 "file you own, resident pages measured before and after (mincore). Folders are\n"
+		 "walked without following symlinks; FIFOs, devices and other users' files are\n"
+		 "skipped and counted. Pages still mapped by a process stay. As root with no PATH:\n"
+		 "the whole page cache (sync, 3 > /proc/sys/vm/drop_caches) and a compaction\n"
+		 "(1 > /proc/sys/vm/compact_memory).\n"
+		 "\n",
+	.tail = "exit: 0 evicted (or flushed), 2 usage error or a PATH that cannot be read,\n"
+		"      4 nothing of yours to evict (not root), 5 output failed\n",
+};
+
+static int flush_all(bool json)
+{
+	struct sp_contig c0, c1;
+	sp_buddyinfo_read(&c0);
+	double t0 = sp_mono_now();
+	struct sp_flush_result fr;
+	int e = sp_flush_page_cache(&fr);
+	if (e < 0) {
+		sp_error("'%s': %s", fr.path, strerror(-e));
+		return e == -EACCES || e == -EPERM || e == -EROFS ? SP_EXIT_NOPERM : SP_EXIT_TROUBLE;
+	}
+	double t1 = sp_mono_now();
+	int ce = sp_compact_memory();
+	double t2 = sp_mono_now();
+	sp_buddyinfo_read(&c1);
+	char a[32], b[32], d[32], f[32];
+	if (json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "mode", json_string("flush"));
+		json_object_set_new(o, "page_cache_freed_bytes", json_integer((json_int_t)fr.freed_bytes));
+		json_object_set_new(o, "mem_free_before_bytes", json_integer((json_int_t)fr.before.v[SP_MI_FREE]));
+		json_object_set_new(o, "mem_free_after_bytes", json_integer((json_int_t)fr.after.v[SP_MI_FREE]));
+		json_object_set_new(o, "compacted", json_boolean(ce == 0));
+		json_object_set_new(o, "compact_error", ce ? json_string(ce == -ENOENT ? "missing" : strerror(-ce)) : json_null());
+		json_object_set_new(o, "free_2mib_before_bytes", c0.why == SP_OK ? json_integer((json_int_t)c0.free_2mib) : json_null());
+		json_object_set_new(o, "free_2mib_after_bytes", c1.why == SP_OK ? json_integer((json_int_t)c1.free_2mib) : json_null());
+		json_object_set_new(o, "flush_ms", json_integer((json_int_t)((t1 - t0) * 1000)));
+		json_object_set_new(o, "compact_ms", json_integer((json_int_t)((t2 - t1) * 1000)));
+		return sp_json_print(stdout, o) < 0 ? SP_EXIT_IO : 0;
+	}
+	printf("flushed the page cache: %s freed, MemFree %s -> %s (%.0f ms)\n",
+	       sp_fmt_gib(a, sizeof a, (double)fr.freed_bytes), sp_fmt_gib(b, sizeof b, (double)fr.before.v[SP_MI_FREE]),
+	       sp_fmt_gib(d, sizeof d, (double)fr.after.v[SP_MI_FREE]), (t1 - t0) * 1000);
+	if (ce == -ENOENT)
+		printf("no compaction: this kernel has no /proc/sys/vm/compact_memory (flush only)\n");
+	else if (ce < 0)
+		printf("no compaction: %s\n", strerror(-ce));
+	else if (c0.why == SP_OK && c1.why == SP_OK)
+		printf("compacted: free in 2 MiB blocks %s -> %s (%.0f ms)\n", sp_fmt_gib(f, sizeof f, (double)c0.free_2mib),
+		       sp_fmt_gib(a, sizeof a, (double)c1.free_2mib), (t2 - t1) * 1000);
+	else
+		printf("compacted (%.0f ms)\n", (t2 - t1) * 1000);
+	return 0;
+}
+
+int cmd_evict(int argc, char **argv)
+{
+	bool json = false, any = false;
+	const struct sp_option opts[] = {
+		SP_OPT_GROUP("options:"),
+		SP_OPT_FLAG(0, "any-owner", &any, "also other users' files (needs read access to them)"),
+		SP_OPT_FLAG(0, "json", &json, "one JSON object"),
+		SP_OPT_TEXT("PATH...", "files or folders (walked, symlinks not followed)"),
+		SP_OPT_END(),
+	};
+	int i = sp_opt_parse(&spec, opts, argc, argv);
+	if (i < 0)
+		return 0;
+	if (i >= argc) {
+		if (geteuid() == 0)
+			return flush_all(json);
+		sp_error("nothing to evict: name the files or folders (a model folder, ~/.cache/huggingface); "
+			 "with no PATH, evict flushes the whole page cache, which needs root");
+		return SP_EXIT_NOPERM;
+	}
+	struct sp_evict *e = malloc(sizeof *e);
+	if (!e)
+		sp_die(SP_EXIT_IO, "out of memory");
+	sp_evict_init(e, any);
+	int rc = 0;
+	for (; i < argc; i++) {
+		int r = sp_evict_path(e, argv[i]);
+		if (r < 0) {
+			sp_error("'%s': %s", argv[i], strerror(-r));
+			rc = SP_EXIT_USAGE;
+		}
+	}
+	double freed = (double)e->resident_before - (double)e->resident_after;
+	if (freed < 0)
+		freed = 0;
+	if (json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "mode", json_string("fadvise"));
+		json_object_set_new(o, "files", json_integer(e->files));
+		json_object_set_new(o, "bytes", json_integer((json_int_t)e->bytes));
+		json_object_set_new(o, "resident_before_bytes", json_integer((json_int_t)e->resident_before));
+		json_object_set_new(o, "resident_after_bytes", json_integer((json_int_t)e->resident_after));
+		json_object_set_new(o, "evicted_bytes", json_integer((json_int_t)freed));
+		json_t *sk = json_object();
+		json_object_set_new(sk, "not_owned", json_integer(e->not_owned));
+		json_object_set_new(sk, "not_regular", json_integer(e->not_regular));
+		json_object_set_new(sk, "symlinks", json_integer(e->symlinks));
+		json_object_set_new(sk, "errors", json_integer(e->errors));
+		json_object_set_new(o, "skipped", sk);
+		json_object_set_new(o, "not_owned_resident_bytes", json_integer((json_int_t)e->not_owned_resident));
+		if (sp_json_print(stdout, o) < 0)
+			rc = SP_EXIT_IO;
+	} else {
+		char a[32], b[32], c[32];
+		printf("evicted %ld file%s (%s): %s resident before, %s after\n", e->files, e->files == 1 ? "" : "s",
+		       sp_fmt_gib(a, sizeof a, (double)e->bytes), sp_fmt_bytes(b, sizeof b, (double)e->resident_before),
+		       sp_fmt_bytes(c, sizeof c, (double)e->resident_after));
+		if (e->not_owned)
+			printf("skipped %ld file%s of other users (%s cached; --any-owner, or root: sparkops evict)\n",
+			       e->not_owned, e->not_owned == 1 ? "" : "s",
+			       sp_fmt_bytes(a, sizeof a, (double)e->not_owned_resident));
+		if (e->not_regular || e->symlinks)
+			printf("skipped %ld not regular file%s, %ld symlink%s (not followed)\n", e->not_regular,
+			       e->not_regular == 1 ? "" : "s", e->symlinks, e->symlinks == 1 ? "" : "s");
+		if (e->errors)
+			printf("%ld file%s could not be read (%s)\n", e->errors, e->errors == 1 ? "" : "s",
+			       strerror(e->first_errno));
+	}
+	if (rc == 0 && e->files == 0 && geteuid() != 0) {
+		sp_error("nothing evictable: none of these files is yours%s", e->not_owned ? " (--any-owner, or root)" : "");
+		rc = SP_EXIT_NOPERM;
+	}
+	free(e);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Eviction without root: the page cache of given files dropped with
+ * posix_fadvise(POSIX_FADV_DONTNEED) (clean pages only; as their owner, or
+ * any file with any_owner), resident pages measured before and after with
+ * mincore (the file mapped PROT_READ in 1 GiB windows; vmtouch -e is the
+ * anchor). Files come from paths (a model folder, the HF cache: walked
+ * without following symlinks) or from a process's open files and mappings
+ * (/proc/PID/fd, /proc/PID/maps: the load guard's non-root mode). Each file
+ * once (device and inode). */
+#ifndef SP_EVICT_H
+#define SP_EVICT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SP_EVICT_SEEN_MAX 4096
+
+struct sp_evict {
+	bool any_owner;
+	uid_t uid;                 /* whose files may be evicted (geteuid) */
+	long files;                /* regular files evicted */
+	long not_owned;            /* regular files of other users: skipped */
+	long not_regular;          /* FIFOs, sockets, devices: skipped */
+	long symlinks;             /* symlinks: not followed */
+	long errors;               /* could not be opened or advised */
+	uint64_t bytes;            /* size of the files evicted */
+	uint64_t resident_before;  /* bytes of them in the page cache before */
+	uint64_t resident_after;   /* and after */
+	uint64_t not_owned_resident; /* cached bytes of the skipped files (untouched) */
+	int first_errno;
+	int nseen;
+	dev_t seen_dev[SP_EVICT_SEEN_MAX];
+	ino_t seen_ino[SP_EVICT_SEEN_MAX];
+};
+
+void sp_evict_init(struct sp_evict *e, bool any_owner);
+/* Bytes of the open regular file fd (size bytes) resident in the page
+ * cache, or -errno. */
+int64_t sp_resident_bytes(int fd, uint64_t size);
+/* A file, or a folder walked (symlinks neither followed nor left through).
+ * 0, or -errno when path itself cannot be looked at (the caller says it). */
+int sp_evict_path(struct sp_evict *e, const char *path);
+/* The files pid has open (fd) or mapped (maps), under the live /proc. 0 or -errno. */
+int sp_evict_pid(struct sp_evict *e, pid_t pid);
+#endif
