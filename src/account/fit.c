@@ -35,17 +35,16 @@ uint64_t sp_need(const struct sp_footprint *f)
 
 /* ---- anchors ------------------------------------------------------------------ */
 
+/* What each figure counts: "70B QLoRA about 40 GB" is the NF4 weights
+ * (70e9 x 0.516 B ~ 36 GB, plus 16-bit embeddings); gpt-oss-120b's 68 GB is
+ * the pool use measured while its LoRA trains on a Spark; the "fits"
+ * anchors speak of the whole peak against the Spark's pool. */
 static const struct sp_anchor anchors[] = {
-	{ "70b-qlora", "70B QLoRA: about 40 GB", 70e9, 40e9, SP_METHOD_QLORA, 0 },
-	{ "27b-lora", "27B LoRA: fits a Spark at packing <= 1024", 27e9, 0, SP_METHOD_LORA, 1024 },
-	{ "9b-full", "9B full fine-tune: fits a Spark comfortably", 9e9, 0, SP_METHOD_FULL, 0 },
-	{ "gpt-oss-120b-lora", "gpt-oss-120b NVFP4 LoRA: about 68 GB", 117e9, 68e9, SP_METHOD_LORA, 0 },
+	{ "70b-qlora", "70B QLoRA: about 40 GB", 70e9, 40e9, SP_METHOD_QLORA, 0, true },
+	{ "27b-lora", "27B LoRA: fits a Spark at packing <= 1024", 27e9, 0, SP_METHOD_LORA, 1024, false },
+	{ "9b-full", "9B full fine-tune: fits a Spark comfortably", 9e9, 0, SP_METHOD_FULL, 0, false },
+	{ "gpt-oss-120b-lora", "gpt-oss-120b NVFP4 LoRA: about 68 GB", 117e9, 68e9, SP_METHOD_LORA, 0, false },
 };
-
-static int method_class(enum sp_method m)
-{
-	return m == SP_METHOD_FULL ? 0 : m == SP_METHOD_INFER ? 2 : 1; /* lora and qlora are one class */
-}
 
 const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const struct sp_plan_opts *o)
 {
@@ -55,11 +54,11 @@ const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const 
 		return NULL;
 	for (size_t i = 0; i < sizeof anchors / sizeof anchors[0]; i++) {
 		const struct sp_anchor *a = &anchors[i];
-		double d = fabs(log(m->params / a->params));
-		if (method_class(a->method) != method_class(o->method))
-			d += 10; /* another class is only a last resort */
 		if (a->method != o->method)
-			d += 0.3; /* lora vs qlora */
+			continue; /* another method says nothing about this plan */
+		if (!(m->params > a->params / 1.6 && m->params < a->params * 1.6))
+			continue; /* nor another size class */
+		double d = fabs(log(m->params / a->params));
 		if (d < bd) {
 			bd = d;
 			best = a;
@@ -68,18 +67,29 @@ const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const 
 	return best;
 }
 
-bool sp_anchor_far(const struct sp_anchor *a, const struct sp_plan_opts *o, double params, uint64_t peak,
-		   uint64_t state)
+const char *sp_anchor_counts(const struct sp_anchor *a)
+{
+	if (!a)
+		return "";
+	return a->counts_weights ? "weights" : a->figure_bytes > 0 ? "peak" : "fits";
+}
+
+uint64_t sp_anchor_plan_bytes(const struct sp_anchor *a, const struct sp_footprint *f)
+{
+	if (!a)
+		return 0;
+	return a->counts_weights ? f->term[SP_T_WEIGHTS] : f->peak_bytes;
+}
+
+bool sp_anchor_far(const struct sp_anchor *a, const struct sp_plan_opts *o, uint64_t plan)
 {
 	if (!a || a->method != o->method)
 		return false; /* only the same method is comparable */
-	if (!(params > a->params / 1.6 && params < a->params * 1.6))
-		return false; /* nor another size class */
 	if (a->figure_bytes > 0)
-		return (double)state > a->figure_bytes * 1.5 || (double)state < a->figure_bytes / 1.5;
+		return (double)plan > a->figure_bytes * 1.5 || (double)plan < a->figure_bytes / 1.5;
 	if (a->max_seq > 0 && o->seq > a->max_seq)
 		return false; /* outside the anchor's packing bound */
-	return peak > SP_SPARK_POOL_BYTES;
+	return plan > SP_SPARK_POOL_BYTES;
 }
 
 /* ---- the fit search ---------------------------------------------------------------- */
@@ -88,7 +98,7 @@ static uint64_t need_of(const struct sp_model_shape *m, const struct sp_plan_opt
 {
 	struct sp_footprint f;
 	sp_footprint_compute(m, o, &f);
-	return sp_need(&f);
+	return sp_node_need(&f);
 }
 
 static bool fits(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, uint64_t *need)
@@ -170,28 +180,126 @@ int sp_fit_search(const struct sp_model_shape *m, const struct sp_plan_opts *o0,
 		if ((o0->method == SP_METHOD_FULL || o0->method == SP_METHOD_LORA) &&
 		    try_method(m, o0, budget, SP_METHOD_QLORA, a))
 			return 1;
-	} else if (o0->quant == SP_QUANT_NONE || o0->quant == SP_QUANT_INT8) {
+	} else if ((o0->quant == SP_QUANT_NONE || o0->quant == SP_QUANT_INT8) && !m->prequantized) {
+		/* 3. a quantized base, alone, then with fewer sequences and a
+		 * shorter context on top: all before another node */
 		const enum sp_quant steps[] = { SP_QUANT_INT8, SP_QUANT_NF4 };
 		for (size_t i = 0; i < 2; i++) {
 			if (steps[i] <= o0->quant)
 				continue;
 			o = *o0;
 			o.quant = steps[i];
-			if (fits(m, &o, budget, &need)) {
-				snprintf(a->flags, sizeof a->flags, "--quant %s", sp_quant_name(steps[i]));
-				snprintf(a->why, sizeof a->why, "serve %s weights", sp_quant_name(steps[i]));
-				return found(a, "quant", &o, need);
-			}
+			char flags[32], why[64];
+			snprintf(flags, sizeof flags, "--quant %s", sp_quant_name(steps[i]));
+			snprintf(why, sizeof why, "serve %s weights", sp_quant_name(steps[i]));
+			if (try_change(m, o0, o, budget, "quant", flags, why, a))
+				return 1;
 		}
 	}
 	/* 5. nothing on this box */
 	snprintf(a->rung, sizeof a->rung, "model");
-	snprintf(a->flags, sizeof a->flags, "a smaller model, or two Sparks");
-	snprintf(a->why, sizeof a->why,
-		 "no change of packing, batch, checkpointing, optimizer or method fits: use a smaller model, "
-		 "or DDP/FSDP over two Sparks (never tensor parallelism over the link)");
+	snprintf(a->flags, sizeof a->flags, "a smaller model, or more Sparks");
+	if (train)
+		snprintf(a->why, sizeof a->why,
+			 "no change of packing, batch, checkpointing, optimizer or method fits one node: use a smaller "
+			 "model, or FSDP over more Sparks (never tensor parallelism over the link)");
+	else
+		snprintf(a->why, sizeof a->why,
+			 "no shorter context, fewer sequences or quantized base fits one node: use a smaller model, "
+			 "or tensor parallelism over more Sparks");
 	a->opts = *o0;
 	return 0;
+}
+
+int sp_fit_nodes(const struct sp_model_shape *m, const struct sp_plan_opts *o0, uint64_t budget,
+		 enum sp_strategy *strategy, uint64_t *node_need)
+{
+	bool train = o0->method != SP_METHOD_INFER;
+	const enum sp_strategy train_s[] = { SP_STRAT_FSDP }, serve_s[] = { SP_STRAT_TP, SP_STRAT_PP };
+	const enum sp_strategy *ss = train ? train_s : serve_s;
+	size_t ns = train ? 1 : 2;
+	int from = o0->nodes > 1 ? o0->nodes + 1 : 2;
+	for (int n = from; n <= 4; n++) {
+		for (size_t i = 0; i < ns; i++) {
+			struct sp_plan_opts o = *o0;
+			uint64_t need;
+			o.nodes = n;
+			o.strategy = ss[i];
+			if (fits(m, &o, budget, &need)) {
+				*strategy = ss[i];
+				*node_need = need;
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+/* the name less its last "-" part: "llama-3.1-70b" -> "llama-3.1" */
+static size_t family_len(const char *name)
+{
+	const char *d = strrchr(name, '-');
+	return d ? (size_t)(d - name) : 0;
+}
+
+int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *cands, size_t n,
+		   const struct sp_plan_opts *o0, uint64_t budget, uint64_t *need)
+{
+	size_t fl = family_len(m->name);
+	struct sp_plan_opts o = *o0;
+	o.nodes = 1;
+	o.strategy = SP_STRAT_NONE;
+	/* pass 0: the same family prefix; pass 1: the same arch */
+	for (int pass = 0; pass < 2; pass++) {
+		int best = -1;
+		uint64_t bneed = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct sp_model_shape *c = &cands[i];
+			if (!(c->params < m->params * 0.95) || strcmp(c->arch, m->arch) != 0)
+				continue;
+			if (pass == 0 && !(fl > 0 && family_len(c->name) == fl && strncmp(c->name, m->name, fl) == 0))
+				continue;
+			if (best >= 0 && c->params <= cands[best].params)
+				continue;
+			uint64_t nd;
+			if (fits(c, &o, budget, &nd)) {
+				best = (int)i;
+				bneed = nd;
+			}
+		}
+		if (best >= 0) {
+			*need = bneed;
+			return best;
+		}
+	}
+	return -1;
+}
+
+int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o0, uint64_t budget, enum sp_solve_what what,
+	     uint64_t *need)
+{
+	struct sp_plan_opts o = *o0;
+	int step = what == SP_SOLVE_SEQ ? 64 : 1;
+	int lo = 0, hi = what == SP_SOLVE_SEQ ? (1 << 24) / 64 : 1 << 16;
+	uint64_t nd, best = 0;
+	if (what == SP_SOLVE_NONE)
+		return 0;
+	/* invariant: lo fits (or is 0), everything past hi does not */
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if (what == SP_SOLVE_SEQ)
+			o.seq = mid * step;
+		else
+			o.batch = mid;
+		if (fits(m, &o, budget, &nd)) {
+			lo = mid;
+			best = nd;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	*need = best;
+	return lo * step;
 }
 
 /* o (already changed by the rung) alone, then with checkpointing, a batch
@@ -207,6 +315,16 @@ static int try_change(const struct sp_model_shape *m, const struct sp_plan_opts 
 		snprintf(extra, sizeof extra, " --grad-ckpt");
 		ok = fits(m, &o, budget, &need);
 	}
+	bool infer = o.method == SP_METHOD_INFER;
+	/* serving: a shorter context at the same concurrency first */
+	for (int s = o0->seq / 2; infer && s >= 256 && !ok; s /= 2) {
+		o.seq = s;
+		ok = fits(m, &o, budget, &need);
+		if (ok)
+			snprintf(extra, sizeof extra, " --seq %d", s);
+	}
+	if (!ok)
+		o.seq = o0->seq;
 	if (!ok && o.batch > 1) {
 		o.batch = 1;
 		size_t l = strlen(extra);
@@ -226,7 +344,9 @@ static int try_change(const struct sp_model_shape *m, const struct sp_plan_opts 
 		return 0;
 	snprintf(a->flags, sizeof a->flags, "%s%s", flags, extra);
 	snprintf(a->why, sizeof a->why, "%s%s", why,
-		 o.batch < o0->batch ? "; gradient accumulation keeps the effective batch" : "");
+		 o.batch >= o0->batch ? ""
+		 : infer	      ? "; one sequence at a time"
+				      : "; gradient accumulation keeps the effective batch");
 	return found(a, rung, &o, need);
 }
 
@@ -266,13 +386,13 @@ void sp_plan_judge(const struct sp_model_shape *m, const struct sp_plan_opts *o,
 		   const struct sp_plan_budget *b, struct sp_judgement *j)
 {
 	memset(j, 0, sizeof *j);
-	j->need = sp_need(f);
+	j->need = sp_node_need(f);
 	j->verdict = sp_judge(j->need, b->bytes);
 	j->host_short = !b->uma && b->host_bytes && f->host_bytes > b->host_bytes;
 	if (j->host_short)
 		j->verdict = SP_NO;
 	j->anchor = sp_anchor_nearest(m, o);
-	j->far = sp_anchor_far(j->anchor, o, f->params, f->peak_bytes, sp_model_state_bytes(f));
+	j->far = sp_anchor_far(j->anchor, o, sp_anchor_plan_bytes(j->anchor, f));
 	if (j->verdict == SP_FITS)
 		return;
 	/* the ladder: a flush first, then the concurrent workloads, then the job */
@@ -280,4 +400,6 @@ void sp_plan_judge(const struct sp_model_shape *m, const struct sp_plan_opts *o,
 	j->cohost_fits = !j->flush_fits && b->cohost_bytes && sp_judge(j->need, b->raw_bytes) == SP_FITS;
 	/* when a flush or the servers are enough and nothing else fits, that is the advice */
 	j->have_advice = sp_fit_search(m, o, b->bytes, &j->advice) || !(j->flush_fits || j->cohost_fits);
+	if (j->have_advice && strcmp(j->advice.rung, "model") == 0)
+		j->scale_nodes = sp_fit_nodes(m, o, b->bytes, &j->scale_strategy, &j->scale_node_need);
 }

@@ -15,10 +15,12 @@ static const char *const cdtype_names[SP_CDT_N] = { "bf16", "fp16", "fp32" };
 static const char *const quant_names[SP_QUANT_N] = { "none", "int8", "nf4", "fp4" };
 static const char *const optim_names[SP_OPTIM_N] = { "adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor" };
 static const char *const fw_names[SP_FW_N] = { "hf", "unsloth", "torchtune" };
+static const char *const strategy_names[SP_STRAT_N] = { "none", "ddp", "fsdp", "tp", "pp" };
+static const char *const loss_names[SP_LOSS_N] = { "default", "fp32", "bf16", "chunked" };
 static const char *const term_keys[SP_T_N] = {
 	"weights", "kbit_upcast", "adapter", "gradients", "optimizer", "master_weights",
 	"activations", "activations_offloaded", "logits", "kv_cache", "dequant_buffers",
-	"cuda_context", "allocator_slack", "host_process",
+	"cuda_context", "allocator_slack", "host_process", "comm_buffers",
 };
 
 const char *sp_method_name(enum sp_method v) { return (unsigned)v < SP_METHOD_N ? method_names[v] : "?"; }
@@ -27,6 +29,8 @@ const char *sp_quant_name(enum sp_quant v) { return (unsigned)v < SP_QUANT_N ? q
 const char *sp_optim_name(enum sp_optim v) { return (unsigned)v < SP_OPTIM_N ? optim_names[v] : "?"; }
 const char *sp_framework_name(enum sp_framework v) { return (unsigned)v < SP_FW_N ? fw_names[v] : "?"; }
 const char *sp_term_key(enum sp_term t) { return (unsigned)t < SP_T_N ? term_keys[t] : "?"; }
+const char *sp_strategy_name(enum sp_strategy v) { return (unsigned)v < SP_STRAT_N ? strategy_names[v] : "?"; }
+const char *sp_loss_name(enum sp_loss v) { return (unsigned)v < SP_LOSS_N ? loss_names[v] : "?"; }
 
 bool sp_term_is_host(enum sp_term t)
 {
@@ -46,6 +50,8 @@ static int lookup(const char *s, const char *const *names, int n)
 int sp_method_parse(const char *s) { return lookup(s, method_names, SP_METHOD_N); }
 int sp_quant_parse(const char *s) { return lookup(s, quant_names, SP_QUANT_N); }
 int sp_framework_parse(const char *s) { return lookup(s, fw_names, SP_FW_N); }
+int sp_strategy_parse(const char *s) { return lookup(s, strategy_names, SP_STRAT_N); }
+int sp_loss_parse(const char *s) { return lookup(s, loss_names, SP_LOSS_N); }
 
 int sp_cdtype_parse(const char *s)
 {
@@ -157,6 +163,9 @@ void sp_plan_opts_init(struct sp_plan_opts *o)
 	o->lora_rank = 16;
 	o->lora_targets = SP_LT_ALL;
 	o->uma = true;
+	o->loss = SP_LOSS_DEFAULT;
+	o->nodes = 1;
+	o->strategy = SP_STRAT_NONE;
 }
 
 /* ---- the shape ----------------------------------------------------------------- */
@@ -167,7 +176,7 @@ void sp_plan_opts_init(struct sp_plan_opts *o)
 bool sp_shape_gated(const struct sp_model_shape *m)
 {
 	static const char *plain[] = { "gpt2", "gpt_neox", "gptj", "gpt_bigcode", "phi", "falcon", "bloom",
-				       "opt", "mpt", "starcoder2", "stablelm_alpha", "gpt_neo" };
+				       "opt", "mpt", "starcoder2", "stablelm_alpha", "gpt_neo", "RefinedWeb", "RefinedWebModel" };
 	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
 		if (strcasecmp(m->arch, plain[i]) == 0)
 			return false;
@@ -283,8 +292,12 @@ double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned t)
 /* ---- the terms ------------------------------------------------------------------- */
 
 #define GiB_D 1073741824.0
-/* NF4/FP4 with double quantization: 4 bits + 0.127 bit of constants per param */
+/* NF4/FP4 with double quantization: 4 bits + 0.127 bit of constants per param
+ * (an 8-bit absmax per 64, an fp32 scale per 256 of those) */
 #define NF4_BYTES (0.5 + 0.127 / 8.0)
+/* without double quantization (bitsandbytes' load_in_4bit default): an fp32
+ * absmax per 64 values, 0.5 bit per param: 4.5 bits */
+#define NF4_NODQ_BYTES (0.5 + 0.5 / 8.0)
 /* LLM.int8: one byte + an fp32 scale per output row (about 0.001 B/param) */
 #define INT8_BYTES 1.001
 /* CUDA context, cuBLAS and cuDNN workspaces */
@@ -315,14 +328,14 @@ static double cdt_bytes(enum sp_cdtype d)
 	return d == SP_CDT_FP32 ? 4.0 : 2.0;
 }
 
-static double quant_bytes(enum sp_quant q, double unq)
+static double quant_bytes(enum sp_quant q, double unq, bool no_dq)
 {
 	switch (q) {
 	case SP_QUANT_INT8:
 		return INT8_BYTES;
 	case SP_QUANT_NF4:
 	case SP_QUANT_FP4:
-		return NF4_BYTES;
+		return no_dq ? NF4_NODQ_BYTES : NF4_BYTES;
 	default:
 		return unq;
 	}
@@ -354,8 +367,18 @@ static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opt
 	return b;
 }
 
-static double logits_bytes_per_elem(enum sp_framework fw)
+static double logits_bytes_per_elem(enum sp_framework fw, enum sp_loss loss)
 {
+	switch (loss) {
+	case SP_LOSS_FP32:
+		return 16; /* fp32 upcast, shifted copy, log-softmax, its gradient */
+	case SP_LOSS_BF16:
+		return 6; /* bf16 logits, log-softmax output, its gradient */
+	case SP_LOSS_CHUNKED:
+		return 3.5; /* bf16 logits in 8 chunks + one chunk's fp32 loss */
+	default:
+		break;
+	}
 	switch (fw) {
 	case SP_FW_HF:
 		return 16; /* fp32 upcast, shifted copy, log-softmax, its gradient */
@@ -383,6 +406,29 @@ static uint64_t u64(double v, struct sp_footprint *f, int what)
 	if (!(v > 0))
 		return 0;
 	return (uint64_t)llround(v);
+}
+
+/* Training's two phases (docs/plan.md, "The peak"): in backward the
+ * gradients of the layers already done grow while their saved activations
+ * (or checkpoints) are freed and the loss buffers are gone after the first
+ * step, so the two never peak together (the largest sum is at one end: the
+ * saved activations and the loss buffers, or all gradients); the optimizer
+ * step runs on the gradients after every activation is gone. One layer's
+ * working set, the dequantization buffers and the slack stay through both.
+ * The device side peaks at the larger phase; the smaller is the overlap. */
+static void overlap(const uint64_t *term, double freed, bool train, uint64_t *bwd, uint64_t *step, uint64_t *ov)
+{
+	uint64_t act = freed < (double)term[SP_T_ACTIVATIONS] ? (uint64_t)llround(freed) : term[SP_T_ACTIVATIONS];
+	*bwd = sp_bytes_add(act, term[SP_T_LOGITS]);
+	*step = term[SP_T_GRADIENTS];
+	*ov = 0;
+	if (train && *bwd < SP_BYTES_SAT && *step < SP_BYTES_SAT)
+		*ov = *bwd < *step ? *bwd : *step;
+}
+
+static uint64_t sub_overlap(uint64_t total, uint64_t ov)
+{
+	return total >= SP_BYTES_SAT ? total : total > ov ? total - ov : 0;
 }
 
 void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
@@ -418,7 +464,7 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		t[SP_T_WEIGHTS] = qp * prequant_bytes(m) + (P - qp) * db;
 		f->quantized_params = qp;
 	} else if (q != SP_QUANT_NONE) {
-		t[SP_T_WEIGHTS] = lin * quant_bytes(q, db) + unq * db;
+		t[SP_T_WEIGHTS] = lin * quant_bytes(q, db, o->no_double_quant) + unq * db;
 		f->quantized_params = lin;
 		if (train && o->framework == SP_FW_HF && db < 4)
 			t[SP_T_KBIT_UPCAST] = unq * (4 - db);
@@ -485,20 +531,26 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	f->act_layer_bytes = al;
 	double io = tokens * 4 * h; /* embedding output, final norm */
 	if (train) {
-		if (!o->grad_ckpt) {
+		if (!o->grad_ckpt && o->offload_activations) {
+			/* every saved activation to the host; one layer's in flight */
+			t[SP_T_ACT_OFFLOADED] = (L - 1) * al;
+			t[SP_T_ACTIVATIONS] = al + io;
+		} else if (!o->grad_ckpt) {
 			t[SP_T_ACTIVATIONS] = L * al + io;
+			f->act_freed_bytes = L * al;
 		} else {
 			double kept = L * 2 * tokens * h; /* each layer's input */
-			if (o->framework == SP_FW_UNSLOTH) {
+			if (o->framework == SP_FW_UNSLOTH || o->offload_activations) {
 				t[SP_T_ACT_OFFLOADED] = kept;
 				t[SP_T_ACTIVATIONS] = al + 2 * tokens * h + io;
 			} else {
 				t[SP_T_ACTIVATIONS] = kept + al + io;
+				f->act_freed_bytes = kept;
 			}
 		}
 		double V = arch ? m->vocab : 128256;
-		double lg = tokens * V * logits_bytes_per_elem(o->framework);
-		if (o->framework == SP_FW_UNSLOTH)
+		double lg = tokens * V * logits_bytes_per_elem(o->framework, o->loss);
+		if (o->framework == SP_FW_UNSLOTH && o->loss == SP_LOSS_DEFAULT)
 			lg = (tokens < 1024 ? tokens : 1024) * V * 4;
 		t[SP_T_LOGITS] = lg;
 	} else {
@@ -506,7 +558,8 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		t[SP_T_LOGITS] = (double)o->batch * (arch ? m->vocab : 128256) * 4;
 		double kvb = o->dtype == SP_CDT_FP32 ? 4 : 2;
 		double kvd = arch ? kv_dim(m) : h / 4;
-		t[SP_T_KV_CACHE] = L * kvd * (double)o->seq * o->batch * 2 * kvb;
+		f->kv_per_token_bytes = L * kvd * 2 * kvb;
+		t[SP_T_KV_CACHE] = f->kv_per_token_bytes * (double)o->seq * o->batch;
 	}
 
 	/* one layer's 16-bit weights: what a 4/8-bit base dequantizes at a time */
@@ -527,6 +580,8 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		else
 			f->device_bytes = sp_bytes_add(f->device_bytes, f->term[i]);
 	}
+	overlap(f->term, f->act_freed_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes, &f->overlap_bytes);
+	f->device_bytes = sub_overlap(f->device_bytes, f->overlap_bytes);
 	f->peak_bytes = o->uma ? sp_bytes_add(f->device_bytes, f->host_bytes) : f->device_bytes;
 
 	/* the load: a checkpoint is mmapped and copied. While a shard is being
@@ -550,4 +605,107 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load, f, SP_T_N);
 	snprintf(f->note, sizeof f->note, "%s%s", arch ? "" : "no architecture: activations from a Llama-like 4096-wide, 32-layer guess",
 		 m->prequantized ? (arch ? "weights as stored (pre-quantized)" : "; weights as stored (pre-quantized)") : "");
+	sp_footprint_nodes(m, o, f);
+}
+
+/* ---- across nodes ------------------------------------------------------------------- */
+
+bool sp_strategy_refused(const struct sp_plan_opts *o, char *why, size_t n)
+{
+	bool train = o->method != SP_METHOD_INFER;
+	if (train && (o->strategy == SP_STRAT_TP || o->strategy == SP_STRAT_PP)) {
+		snprintf(why, n,
+			 "--strategy %s is for serving (--method infer): training across Sparks is DDP or FSDP, never %s "
+			 "parallelism over the link (every layer would wait on a 200 Gb/s hop in forward and backward)",
+			 sp_strategy_name(o->strategy), o->strategy == SP_STRAT_TP ? "tensor" : "pipeline");
+		return true;
+	}
+	if (!train && (o->strategy == SP_STRAT_DDP || o->strategy == SP_STRAT_FSDP)) {
+		snprintf(why, n, "--strategy %s is for training: serve across Sparks with --strategy tp or pp",
+			 sp_strategy_name(o->strategy));
+		return true;
+	}
+	return false;
+}
+
+uint64_t sp_node_need(const struct sp_footprint *f)
+{
+	return f->node_peak_bytes > f->node_load_peak_bytes ? f->node_peak_bytes : f->node_load_peak_bytes;
+}
+
+static uint64_t div_u(uint64_t v, double by)
+{
+	if (v >= SP_BYTES_SAT || !(by > 1))
+		return v;
+	return (uint64_t)llround((double)v / by);
+}
+
+void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
+{
+	int N = o->nodes > 1 ? o->nodes : 1;
+	enum sp_strategy s = N > 1 ? o->strategy : SP_STRAT_NONE;
+	bool train = o->method != SP_METHOD_INFER;
+	f->nodes = N;
+	f->strategy = s;
+	f->link_bytes = 0;
+	uint64_t *tn = f->term_node;
+	memcpy(tn, f->term, sizeof f->term);
+	double share = (N - 1.0) / N, T = (double)o->batch * o->seq, h = m->hidden > 0 ? m->hidden : 4096;
+	double L = m->n_layers > 0 ? m->n_layers : 32;
+	double kvh = m->n_kv_heads > 0 ? m->n_kv_heads : N;
+	switch (s) {
+	case SP_STRAT_FSDP: {
+		static const enum sp_term sharded[] = { SP_T_WEIGHTS, SP_T_KBIT_UPCAST, SP_T_ADAPTER, SP_T_GRADIENTS,
+							SP_T_OPTIMIZER, SP_T_MASTER };
+		for (size_t i = 0; i < sizeof sharded / sizeof sharded[0]; i++)
+			tn[sharded[i]] = div_u(f->term[sharded[i]], N);
+		/* the unit being computed and the one prefetched, gathered whole at 16 bits */
+		tn[SP_T_COMM] = u64(2 * f->layer_weight_bytes, f, SP_T_COMM);
+		f->link_bytes = (2.0 * (double)f->term[SP_T_WEIGHTS] + (double)f->term[SP_T_GRADIENTS]) * share;
+		break;
+	}
+	case SP_STRAT_DDP:
+		f->link_bytes = 2.0 * (double)f->term[SP_T_GRADIENTS] * share;
+		break;
+	case SP_STRAT_TP:
+		tn[SP_T_WEIGHTS] = div_u(f->term[SP_T_WEIGHTS], N);
+		tn[SP_T_KV_CACHE] = div_u(f->term[SP_T_KV_CACHE], kvh < N ? kvh : N);
+		/* the all-reduce's input and output of one layer's T x h activations */
+		tn[SP_T_COMM] = u64(2 * T * h * 2, f, SP_T_COMM);
+		f->link_bytes = 2 * L * (double)o->batch * h * 2 * 2 * share;
+		break;
+	case SP_STRAT_PP:
+		tn[SP_T_WEIGHTS] = div_u(f->term[SP_T_WEIGHTS], N);
+		tn[SP_T_KV_CACHE] = div_u(f->term[SP_T_KV_CACHE], N);
+		/* the activations handed on and the ones received */
+		tn[SP_T_COMM] = u64(2 * T * h * 2, f, SP_T_COMM);
+		f->link_bytes = (double)o->batch * h * 2;
+		break;
+	default:
+		break;
+	}
+	if (s == SP_STRAT_TP || s == SP_STRAT_PP || s == SP_STRAT_FSDP)
+		tn[SP_T_ALLOCATOR] = u64(ALLOC_SLACK * ((double)tn[SP_T_ACTIVATIONS] + (double)tn[SP_T_LOGITS] +
+							 (double)tn[SP_T_DEQUANT] + (double)tn[SP_T_KV_CACHE] +
+							 (double)tn[SP_T_COMM]),
+					 f, SP_T_ALLOCATOR);
+	uint64_t dev = 0, host = 0, bwd, step;
+	for (int i = 0; i < SP_T_N; i++) {
+		if (sp_term_is_host((enum sp_term)i))
+			host = sp_bytes_add(host, tn[i]);
+		else
+			dev = sp_bytes_add(dev, tn[i]);
+	}
+	overlap(tn, f->act_freed_bytes, train, &bwd, &step, &f->node_overlap_bytes);
+	dev = sub_overlap(dev, f->node_overlap_bytes);
+	f->node_peak_bytes = o->uma ? sp_bytes_add(dev, host) : dev;
+	/* the load: each node reads and copies its own share of the checkpoint
+	 * (FSDP's sharded load, TP/PP's slice); DDP and one node the whole model */
+	if (s == SP_STRAT_NONE || s == SP_STRAT_DDP) {
+		f->node_load_peak_bytes = f->load_peak_bytes;
+	} else {
+		double dev_load = (double)tn[SP_T_WEIGHTS] + (double)tn[SP_T_KBIT_UPCAST] + (double)tn[SP_T_CUDA_CONTEXT];
+		double host_load = (double)f->load_mapped_bytes + (double)tn[SP_T_HOST_PROCESS];
+		f->node_load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load, f, SP_T_N);
+	}
 }

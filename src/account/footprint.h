@@ -17,6 +17,13 @@ enum sp_quant { SP_QUANT_NONE, SP_QUANT_INT8, SP_QUANT_NF4, SP_QUANT_FP4, SP_QUA
 enum sp_optim { SP_OPTIM_ADAMW, SP_OPTIM_ADAMW8BIT, SP_OPTIM_PAGED_ADAMW8BIT, SP_OPTIM_SGD, SP_OPTIM_ADAFACTOR, SP_OPTIM_N };
 enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_N };
 enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER };
+/* how the job spreads over --nodes N Sparks: none (one node), data parallel
+ * (a full replica per node), fully sharded data parallel (parameters,
+ * gradients and optimizer state sharded), tensor or pipeline parallel
+ * (serving only) */
+enum sp_strategy { SP_STRAT_NONE, SP_STRAT_DDP, SP_STRAT_FSDP, SP_STRAT_TP, SP_STRAT_PP, SP_STRAT_N };
+/* the loss: the framework's own (default), HF's fp32 upcast, bf16, chunked */
+enum sp_loss { SP_LOSS_DEFAULT, SP_LOSS_FP32, SP_LOSS_BF16, SP_LOSS_CHUNKED, SP_LOSS_N };
 
 /* LoRA target modules (bit mask) */
 enum {
@@ -30,12 +37,16 @@ const char *sp_cdtype_name(enum sp_cdtype v);
 const char *sp_quant_name(enum sp_quant v);
 const char *sp_optim_name(enum sp_optim v);
 const char *sp_framework_name(enum sp_framework v);
+const char *sp_strategy_name(enum sp_strategy v);
+const char *sp_loss_name(enum sp_loss v);
 /* name -> value; -1 when unknown */
 int sp_method_parse(const char *s);
 int sp_cdtype_parse(const char *s);
 int sp_quant_parse(const char *s);
 int sp_optim_parse(const char *s);
 int sp_framework_parse(const char *s);
+int sp_strategy_parse(const char *s);
+int sp_loss_parse(const char *s);
 /* "q,k,v,o,gate,up,down" (also q_proj ..., "all", "all-linear", "attn", "mlp");
  * returns the mask, or -1 naming nothing valid / an unknown module. */
 int sp_lora_targets_parse(const char *s);
@@ -56,6 +67,11 @@ struct sp_plan_opts {
 	unsigned lora_targets;
 	bool master_weights;      /* an fp32 copy of 16-bit trainable weights (DeepSpeed/Megatron style) */
 	bool uma;                 /* host and device share one pool */
+	enum sp_loss loss;        /* default: the framework's */
+	bool offload_activations; /* checkpoints (or all saved activations) to the host */
+	bool no_double_quant;     /* 4-bit base without double quantization (bnb load_in_4bit's default) */
+	int nodes;                /* Sparks the job spreads over (1) */
+	enum sp_strategy strategy;/* SP_STRAT_NONE on one node */
 };
 void sp_plan_opts_init(struct sp_plan_opts *o);
 
@@ -74,6 +90,7 @@ enum sp_term {
 	SP_T_CUDA_CONTEXT,   /* CUDA context, cuBLAS/cuDNN workspaces */
 	SP_T_ALLOCATOR,      /* caching-allocator slack (reserved but unused) */
 	SP_T_HOST_PROCESS,   /* Python, torch, tokenizer, dataloader workers, pinned buffers */
+	SP_T_COMM,           /* multi-node: FSDP all-gather buffers, TP/PP communication buffers */
 	SP_T_N
 };
 /* JSON key ("weights", "kv_cache" ...) */
@@ -94,10 +111,28 @@ struct sp_footprint {
 	double lora_params;       /* adapter params (0 for full / infer) */
 	double quantized_params;  /* params stored quantized on the device */
 	uint64_t term[SP_T_N];
-	uint64_t device_bytes;    /* sum of device-side terms */
+	uint64_t device_bytes;    /* the device side at its peak: its terms less overlap_bytes */
 	uint64_t host_bytes;      /* sum of host-side terms */
 	uint64_t peak_bytes;      /* UMA: device + host; discrete: device */
 	uint64_t load_peak_bytes; /* the load-time peak, same convention */
+	/* training: what is never live at once. Gradients grow in backward as
+	 * the activations and loss buffers are freed; the optimizer step comes
+	 * after both. The device side peaks at the larger of the two phases:
+	 * overlap_bytes = the smaller one (gradients, or activations + logits
+	 * + their slack + dequantization buffers), left out of device_bytes. */
+	uint64_t overlap_bytes;
+	uint64_t backward_phase_bytes; /* saved activations freed in backward + logits */
+	double act_freed_bytes;   /* of the activations, what backward frees layer by layer */
+	uint64_t step_phase_bytes;     /* gradients */
+	double kv_per_token_bytes;/* infer: the KV cache of one token of one sequence */
+	/* per node (sp_footprint_nodes; = the single-node figures on one node) */
+	int nodes;
+	enum sp_strategy strategy;
+	uint64_t term_node[SP_T_N];
+	uint64_t node_overlap_bytes;
+	uint64_t node_peak_bytes;
+	uint64_t node_load_peak_bytes;
+	double link_bytes;        /* bytes each node sends per optimizer step (infer: per decode step) */
 	uint64_t load_file_bytes; /* bytes of weight files a load reads (left behind as page cache) */
 	uint64_t load_mapped_bytes; /* of them, mapped at the worst moment (one shard, or the whole file) */
 	double act_layer_bytes;   /* one layer's saved activations (no recompute) */
@@ -122,4 +157,22 @@ double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned targets
  * term past SP_BYTES_SAT (or not a number) is SP_BYTES_SAT, the sums
  * saturate, and f->saturated names the term: never a total below a term. */
 void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f);
+
+/* The per-node terms and peaks of f for o->nodes and o->strategy (called by
+ * sp_footprint_compute; exposed for tests). DDP: every term on every node.
+ * FSDP: weights (and the k-bit upcast), adapter, gradients, optimizer state
+ * and master weights / N, plus SP_T_COMM = two layers' full 16-bit weights
+ * (the unit being computed and the one prefetched). TP: weights / N, the KV
+ * cache / min(N, kv_heads), SP_T_COMM = the all-reduce buffers (in and out of
+ * one layer's T x h activations). PP: weights and KV cache / N, SP_T_COMM =
+ * the activations handed to the next stage (send and receive). link_bytes:
+ * FSDP (2 x weights + gradients) x (N-1)/N; DDP 2 x gradients x (N-1)/N
+ * (ring all-reduce); TP per decode step 2 all-reduces per layer of
+ * batch x h x 2 bytes, x 2(N-1)/N; PP batch x h x 2 bytes per stage boundary. */
+void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f);
+/* what one node needs: the larger of its steady and load-time peak */
+uint64_t sp_node_need(const struct sp_footprint *f);
+/* true when training is asked to use tensor or pipeline parallelism over the
+ * link, or serving asked for ddp/fsdp: a one-line reason in why */
+bool sp_strategy_refused(const struct sp_plan_opts *o, char *why, size_t n);
 #endif

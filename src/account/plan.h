@@ -55,16 +55,20 @@ struct sp_anchor {
 	double figure_bytes;   /* 0: the anchor says "fits", not a number */
 	enum sp_method method;
 	int max_seq;           /* the anchor's packing bound (0: none) */
+	bool counts_weights;   /* the figure counts the weights only (else a measured peak) */
 };
+/* The anchor of the same method and size class (a model within 1.6x of the
+ * anchor's size), or NULL: an anchor of another method or size says nothing
+ * about this plan. */
 const struct sp_anchor *sp_anchor_nearest(const struct sp_model_shape *m, const struct sp_plan_opts *o);
-/* true when the estimate is far from the anchor of the same method: an
- * anchor's figure is what people quote for the model state (weights,
- * adapter, gradients, optimizer), so model_state_bytes is compared with it
- * (off by more than 1.5x either way); "fits" anchors are far when peak_bytes
- * exceeds the Spark's 119.7 GiB pool inside their packing bound. Only
- * for a model within 1.6x of the anchor's size. */
-bool sp_anchor_far(const struct sp_anchor *a, const struct sp_plan_opts *o, double params, uint64_t peak_bytes,
-		   uint64_t model_state_bytes);
+/* what the anchor counts ("the weights only", "a measured peak", "fits
+ * the Spark's pool") and the same quantity from the plan */
+const char *sp_anchor_counts(const struct sp_anchor *a);
+uint64_t sp_anchor_plan_bytes(const struct sp_anchor *a, const struct sp_footprint *f);
+/* true when the plan's figure (sp_anchor_plan_bytes) is far from the
+ * anchor's: off by more than 1.5x either way; "fits" anchors are far when
+ * the peak exceeds the Spark's 119.7 GiB pool inside their packing bound. */
+bool sp_anchor_far(const struct sp_anchor *a, const struct sp_plan_opts *o, uint64_t plan_bytes);
 #define SP_SPARK_POOL_BYTES 128526000000ULL /* ~119.7 GiB usable on a DGX Spark */
 
 /* ---- the cheapest change that fits ----------------------------------------------- */
@@ -82,6 +86,30 @@ struct sp_advice {
  * returns 1 when one was found, 0 when only "smaller model" is left. */
 int sp_fit_search(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, struct sp_advice *a);
 
+/* Rung 4, more Sparks: the smallest N in 2..4 (with the strategy that saves
+ * memory: fsdp for training, tp then pp for serving) whose per-node need
+ * fits budget. Returns N (and the strategy and per-node need), or 0 when no
+ * N <= 4 fits. */
+int sp_fit_nodes(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget,
+		 enum sp_strategy *strategy, uint64_t *node_need);
+/* Rung 4, a smaller model: of n candidate shapes (complete), the index of the
+ * largest one smaller than m whose plan with o fits one node's budget,
+ * preferring those whose name shares m's family prefix (the name less its
+ * last "-" part: "llama-3.1-70b" -> "llama-3.1") and then the same arch;
+ * -1 when none fits. need gets its need. */
+int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *cands, size_t n,
+		   const struct sp_plan_opts *o, uint64_t budget, uint64_t *need);
+
+/* ---- to the limit ------------------------------------------------------------------ */
+enum sp_solve_what { SP_SOLVE_NONE, SP_SOLVE_SEQ, SP_SOLVE_BATCH };
+/* The largest packing length (a multiple of 64, up to 2^24) or micro-batch
+ * (up to 65536) whose plan, the rest of o as given, the verdict calls "fits"
+ * (headroom kept) against budget (per node with o->nodes): a binary search
+ * over the footprint, which grows with both. Returns it (need gets its
+ * need), or 0 when not even 64 tokens / a batch of 1 fits. */
+int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, enum sp_solve_what what,
+	     uint64_t *need);
+
 /* ---- the whole judgement of one plan ----------------------------------------------- */
 struct sp_judgement {
 	uint64_t need;                  /* sp_need */
@@ -93,11 +121,17 @@ struct sp_judgement {
 	 * servers, then the job's own settings (advice) */
 	bool flush_fits, cohost_fits, have_advice;
 	struct sp_advice advice;
+	/* rung 4, when nothing on one node fits: the smallest N <= 4 that does
+	 * (0: none) */
+	int scale_nodes;
+	enum sp_strategy scale_strategy;
+	uint64_t scale_node_need;
 };
 /* The model state an anchor speaks of: weights, k-bit upcast, adapter,
  * gradients, optimizer state, master weights. */
 uint64_t sp_model_state_bytes(const struct sp_footprint *f);
-/* The verdict of footprint f (of m with o) against b, the anchor and the advice. */
+/* The verdict of footprint f (of m with o) against b, the anchor and the
+ * advice. With o->nodes > 1 the need is one node's (sp_node_need). */
 void sp_plan_judge(const struct sp_model_shape *m, const struct sp_plan_opts *o, const struct sp_footprint *f,
 		   const struct sp_plan_budget *b, struct sp_judgement *j);
 #endif

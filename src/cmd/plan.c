@@ -55,6 +55,9 @@ struct plan_args {
 	double params;   /* --params (0: not given) */
 	const char *config, *model;
 	struct cohosts co;
+	int strategy;      /* --strategy (-1: the default for the method) */
+	double link_gbps;  /* --link-gbps */
+	int solve;         /* --solve: enum sp_solve_what */
 };
 
 /* a word mapped to an enum value by its parser (case and aliases as the parser
@@ -113,7 +116,19 @@ static const char *opt_cohost(void *target, const char *s)
 	return NULL;
 }
 
+static const char *opt_gbps(void *target, const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0) || v > 1e6)
+		return "is not a link speed in Gb/s (e.g. 200)";
+	*(double *)target = v;
+	return NULL;
+}
+
 static const char *const attn_words[] = { "sdpa", "eager", "flash", NULL };
+static const char *const solve_words[] = { "seq", "batch", NULL };
 static const char *const uma_words[] = { "yes", "no", "auto", NULL };
 
 /* The options into a; returns the first operand's index, or -1 after --help. */
@@ -125,6 +140,9 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	struct word quant = { -1, sp_quant_parse, "is not none, int8, nf4 or fp4" };
 	struct word optim = { p->optim, sp_optim_parse, "is not adamw, adamw8bit, paged_adamw8bit, sgd or adafactor" };
 	struct word fw = { p->framework, sp_framework_parse, "is not hf, unsloth or torchtune" };
+	struct word strat = { -1, sp_strategy_parse, "is not ddp, fsdp (training), tp or pp (serving)" };
+	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
+	int solve = -1;
 	int attn = p->attn == SP_ATTN_EAGER, uma = 2, ckpt = p->grad_ckpt;
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("model (one of):"),
@@ -152,6 +170,21 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 				"hf | unsloth | torchtune: what the stack keeps in memory (default hf)"),
 		SP_OPT_ENUM("attn", &attn, "A", attn_words, "sdpa (flash, the default) | eager (stores the attention scores)"),
 		SP_OPT_FLAG(0, "master-weights", &p->master_weights, "keep an fp32 master copy of 16-bit trainable weights"),
+		SP_OPT_CALLBACK("loss", &loss, "L", opt_word,
+				"fp32 | bf16 | chunked: the loss buffers (default: the framework's)"),
+		SP_OPT_FLAG(0, "offload-activations", &p->offload_activations,
+			    "checkpoints (or every saved activation) to host memory: the same pool on UMA"),
+		SP_OPT_FLAG(0, "no-double-quant", &p->no_double_quant,
+			    "a 4-bit base without double quantization (bitsandbytes' load_in_4bit default)"),
+		SP_OPT_GROUP("across Sparks:"),
+		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
+		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
+				"ddp | fsdp (training, default fsdp) | tp | pp (serving, default tp)"),
+		SP_OPT_CALLBACK("link-gbps", &a->link_gbps, "G", opt_gbps,
+				"the link between nodes in Gb/s (default 200: one ConnectX-7 port)"),
+		SP_OPT_GROUP("to the limit:"),
+		SP_OPT_ENUM("solve", &solve, "W", solve_words,
+			    "seq | batch: the largest packing (a multiple of 64) or micro-batch that fits"),
 		SP_OPT_GROUP("budget:"),
 		SP_OPT_SIZE_POS("budget", &a->budget, "SIZE", "plan against SIZE instead of the live budget"),
 		SP_OPT_SIZE("reserve", &a->ro.reserve, "SIZE", "kept back for the OS and driver (default 4GiB)"),
@@ -172,6 +205,11 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		p->quant = (enum sp_quant)quant.v;
 	p->optim = (enum sp_optim)optim.v;
 	p->framework = (enum sp_framework)fw.v;
+	p->loss = (enum sp_loss)loss.v;
+	a->strategy = strat.v;
+	/* solve is written through the table (cppcheck cannot see it) */
+	// cppcheck-suppress knownConditionTrueFalse
+	a->solve = solve == 0 ? SP_SOLVE_SEQ : solve == 1 ? SP_SOLVE_BATCH : SP_SOLVE_NONE;
 	p->attn = attn == 1 ? SP_ATTN_EAGER : SP_ATTN_SDPA;
 	p->grad_ckpt = ckpt != 0;
 	/* uma is written through the table (cppcheck cannot see it) */
@@ -199,6 +237,17 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 			       sp_quant_name(p->quant));
 	if (p->method == SP_METHOD_QLORA && !a->quant_given)
 		p->quant = SP_QUANT_NF4;
+	if (a->strategy >= 0)
+		p->strategy = (enum sp_strategy)a->strategy;
+	else if (p->nodes > 1)
+		p->strategy = p->method == SP_METHOD_INFER ? SP_STRAT_TP : SP_STRAT_FSDP;
+	if (a->strategy == SP_STRAT_NONE)
+		sp_usage_error("plan", "--strategy none: give ddp, fsdp, tp or pp (one node needs none)");
+	char why[300];
+	if (sp_strategy_refused(p, why, sizeof why))
+		sp_usage_error("plan", "%s", why);
+	if (p->nodes == 1)
+		p->strategy = SP_STRAT_NONE;
 }
 
 /* The model's shape (allocated), or NULL after saying why. */
@@ -302,7 +351,44 @@ struct plan {
 	struct sp_plan_budget b;
 	struct sp_footprint f;
 	struct sp_judgement j;
+	double link_gbps;
+	/* rung 4: a smaller catalog model of the same family that fits one node */
+	char smaller[128];
+	uint64_t smaller_need;
+	/* --solve */
+	enum sp_solve_what solve;
+	int solved;
+	uint64_t solved_need;
 };
+
+/* Rung 4's smaller model: the catalog's models of m's arch smaller than m,
+ * the largest that fits one node (sp_fit_smaller). */
+static void find_smaller(struct plan *pl)
+{
+	struct sp_catalog_entry *e = NULL;
+	size_t n = 0, k = 0;
+	char err[512];
+	if (sp_catalog_list(&e, &n, err, sizeof err) < 0 || n == 0) {
+		free(e);
+		return;
+	}
+	struct sp_model_shape *c = calloc(n, sizeof *c);
+	if (!c) {
+		free(e);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(e[i].arch, pl->m->arch) != 0 || !(e[i].params < pl->m->params))
+			continue;
+		if (sp_catalog_find(e[i].name, &c[k], err, sizeof err) == 0 && sp_shape_complete(&c[k]) == 0)
+			k++;
+	}
+	int best = sp_fit_smaller(pl->m, c, k, &pl->p, pl->b.bytes, &pl->smaller_need);
+	if (best >= 0)
+		snprintf(pl->smaller, sizeof pl->smaller, "%s", c[best].name);
+	free(c);
+	free(e);
+}
 
 /* The budget, the footprint and the judgement; 0, or an exit status. */
 static int compute(struct plan_args *a, const struct sp_model_shape *m, struct plan *pl)
@@ -318,6 +404,12 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 	sp_budget_less_cohosts(&pl->b, a->co.c, a->co.n);
 	sp_footprint_compute(m, &pl->p, &pl->f);
 	sp_plan_judge(m, &pl->p, &pl->f, &pl->b, &pl->j);
+	pl->link_gbps = a->link_gbps > 0 ? a->link_gbps : 200;
+	if (pl->j.have_advice && strcmp(pl->j.advice.rung, "model") == 0)
+		find_smaller(pl);
+	pl->solve = (enum sp_solve_what)a->solve;
+	if (pl->solve != SP_SOLVE_NONE)
+		pl->solved = sp_solve(m, &pl->p, pl->b.bytes, pl->solve, &pl->solved_need);
 	return 0;
 }
 
@@ -390,6 +482,9 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "lora_rank", json_integer(p->lora_rank));
 	json_object_set_new(o, "lora_targets", json_string(sp_lora_targets_str(p->lora_targets, tg, sizeof tg)));
 	json_object_set_new(o, "master_weights", json_boolean(p->master_weights));
+	json_object_set_new(o, "loss", json_string(sp_loss_name(p->loss)));
+	json_object_set_new(o, "offload_activations", json_boolean(p->offload_activations));
+	json_object_set_new(o, "double_quant", json_boolean(!p->no_double_quant));
 	return o;
 }
 
@@ -408,6 +503,31 @@ static void json_footprint(json_t *root, const struct sp_footprint *f)
 	json_object_set_new(root, "load_peak_bytes", jbytes(f->load_peak_bytes));
 	json_object_set_new(root, "load_file_bytes", jbytes(f->load_file_bytes));
 	json_object_set_new(root, "load_mapped_bytes", jbytes(f->load_mapped_bytes));
+	json_object_set_new(root, "overlap_bytes", jbytes(f->overlap_bytes));
+	json_object_set_new(root, "kv_cache_per_token_bytes",
+			    f->kv_per_token_bytes > 0 ? jnum(f->kv_per_token_bytes) : json_null());
+}
+
+/* across nodes: the per-node terms and peaks, and the link */
+static void json_nodes(json_t *root, const struct plan *pl)
+{
+	const struct sp_footprint *f = &pl->f;
+	json_object_set_new(root, "nodes", json_integer(f->nodes));
+	json_object_set_new(root, "strategy", json_string(sp_strategy_name(f->strategy)));
+	json_t *terms = json_object();
+	for (int i = 0; i < SP_T_N; i++)
+		json_object_set_new(terms, sp_term_key((enum sp_term)i), jbytes(f->term_node[i]));
+	json_object_set_new(root, "terms_per_node", terms);
+	json_object_set_new(root, "per_node_overlap_bytes", jbytes(f->node_overlap_bytes));
+	json_object_set_new(root, "per_node_peak_bytes", jbytes(f->node_peak_bytes));
+	json_object_set_new(root, "per_node_load_peak_bytes", jbytes(f->node_load_peak_bytes));
+	json_t *l = json_object();
+	bool infer = pl->p.method == SP_METHOD_INFER;
+	json_object_set_new(l, "gbps", json_real(pl->link_gbps));
+	json_object_set_new(l, "per", json_string(infer ? "decode_step" : "optimizer_step"));
+	json_object_set_new(l, "bytes_per_step", jnum(f->link_bytes));
+	json_object_set_new(l, "seconds_per_step", json_real(f->link_bytes * 8 / (pl->link_gbps * 1e9)));
+	json_object_set_new(root, "link", l);
 }
 
 /* the budget and the co-hosted servers */
@@ -441,6 +561,7 @@ static json_t *json_anchor(const struct sp_judgement *j)
 	json_object_set_new(o, "name", json_string(j->anchor->name));
 	json_object_set_new(o, "text", json_string(j->anchor->text));
 	json_object_set_new(o, "figure_bytes", j->anchor->figure_bytes > 0 ? jnum(j->anchor->figure_bytes) : json_null());
+	json_object_set_new(o, "counts", json_string(sp_anchor_counts(j->anchor)));
 	json_object_set_new(o, "far", json_boolean(j->far));
 	return o;
 }
@@ -455,8 +576,9 @@ static void append_advice(json_t *a, const char *rung, const char *flags, const 
 	json_array_append_new(a, o);
 }
 
-static json_t *json_advice(const struct sp_judgement *j)
+static json_t *json_advice(const struct plan *pl)
 {
+	const struct sp_judgement *j = &pl->j;
 	json_t *a = json_array();
 	if (j->flush_fits)
 		append_advice(a, "flush", "sync; echo 3 > /proc/sys/vm/drop_caches",
@@ -467,7 +589,34 @@ static json_t *json_advice(const struct sp_judgement *j)
 	if (j->have_advice)
 		append_advice(a, j->advice.rung, j->advice.flags, j->advice.why,
 			      j->advice.need_bytes ? jbytes(j->advice.need_bytes) : json_null());
+	if (j->have_advice && strcmp(j->advice.rung, "model") == 0) {
+		char flags[64], why[200];
+		if (j->scale_nodes) {
+			snprintf(flags, sizeof flags, "--nodes %d --strategy %s", j->scale_nodes,
+				 sp_strategy_name(j->scale_strategy));
+			snprintf(why, sizeof why, "the smallest number of Sparks that fits: per node");
+			append_advice(a, "nodes", flags, why, jbytes(j->scale_node_need));
+		} else {
+			append_advice(a, "nodes", "", "no N <= 4 Sparks fits", json_null());
+		}
+		if (pl->smaller[0]) {
+			snprintf(why, sizeof why, "the largest smaller model of the family that fits one node");
+			append_advice(a, "smaller_model", pl->smaller, why, jbytes(pl->smaller_need));
+		}
+	}
 	return a;
+}
+
+static json_t *json_solve(const struct plan *pl)
+{
+	if (pl->solve == SP_SOLVE_NONE)
+		return json_null();
+	json_t *o = json_object();
+	bool seq = pl->solve == SP_SOLVE_SEQ;
+	json_object_set_new(o, "what", json_string(seq ? "seq" : "batch"));
+	json_object_set_new(o, seq ? "max_seq" : "max_batch", pl->solved ? json_integer(pl->solved) : json_null());
+	json_object_set_new(o, "need_bytes", pl->solved ? jbytes(pl->solved_need) : json_null());
+	return o;
 }
 
 static void render_json(const struct plan *pl)
@@ -484,7 +633,16 @@ static void render_json(const struct plan *pl)
 	json_object_set_new(root, "verdict", json_string(sp_verdict_name(j->verdict)));
 	json_object_set_new(root, "host_exceeds_system_memory", json_boolean(j->host_short));
 	json_object_set_new(root, "anchor", json_anchor(j));
-	json_object_set_new(root, "advice", json_advice(j));
+	if (j->anchor)
+		json_object_set_new(json_object_get(root, "anchor"), "plan_bytes",
+				    jbytes(sp_anchor_plan_bytes(j->anchor, &pl->f)));
+	json_object_set_new(root, "advice", json_advice(pl));
+	json_nodes(root, pl);
+	json_object_set_new(root, "solve", json_solve(pl));
+	json_t *w = json_array();
+	if (pl->m->assumed[0])
+		json_array_append_new(w, json_string(pl->m->assumed));
+	json_object_set_new(root, "warnings", w);
 	json_object_set_new(root, "note", pl->f.note[0] ? json_string(pl->f.note) : json_null());
 	const char *sat = saturated_what(&pl->f);
 	json_object_set_new(root, "saturated_term", sat ? json_string(sat) : json_null());
@@ -533,6 +691,7 @@ static const char *term_words(enum sp_term t)
 	case SP_T_CUDA_CONTEXT: return "CUDA context and library workspaces";
 	case SP_T_ALLOCATOR: return "caching-allocator slack";
 	case SP_T_HOST_PROCESS: return "Python, torch, tokenizer, dataloader workers, pinned buffers";
+	case SP_T_COMM: return "all-gather / all-reduce buffers across nodes";
 	default: return "";
 	}
 }
@@ -571,8 +730,40 @@ static void print_terms(const struct plan *pl, const struct style *st)
 		printf("  %-22s %10s  %-6s %s\n", sp_term_key((enum sp_term)i), sp_fmt_gib(g1, sizeof g1, (double)f->term[i]),
 		       sp_term_is_host((enum sp_term)i) ? "host" : "device", term_words((enum sp_term)i));
 	}
+	if (f->overlap_bytes)
+		printf("  %-22s %10s  %-6s %s\n", "not live at once", sp_fmt_gib(g1, sizeof g1, -(double)f->overlap_bytes), "device",
+		       f->overlap_bytes == f->term[SP_T_GRADIENTS]
+			       ? "gradients grow in backward as activations and loss buffers are freed"
+			       : "activations and loss buffers are freed before the gradients are complete");
 	printf("  %-22s %10s\n", "device side", sp_fmt_gib(g1, sizeof g1, (double)f->device_bytes));
 	printf("  %-22s %10s\n", "host side", sp_fmt_gib(g1, sizeof g1, (double)f->host_bytes));
+	if (f->kv_per_token_bytes > 0)
+		printf("  KV cache per token of one sequence: %s (x --max-model-len x --max-num-seqs = the cache)\n",
+		       sp_fmt_gib(g1, sizeof g1, f->kv_per_token_bytes));
+}
+
+/* across nodes: each node's terms, peaks and the link */
+static void print_nodes(const struct plan *pl, const struct style *st)
+{
+	const struct sp_footprint *f = &pl->f;
+	char g1[32], g2[32];
+	if (f->nodes <= 1)
+		return;
+	printf("\n%sPER NODE%s  %d Sparks, %s%s\n", st->bold, st->off, f->nodes, sp_strategy_name(f->strategy),
+	       f->strategy == SP_STRAT_DDP ? " (a full replica on every node: DDP saves no memory)" : "");
+	for (int i = 0; i < SP_T_N; i++) {
+		if (!f->term_node[i])
+			continue;
+		printf("  %-22s %10s%s\n", sp_term_key((enum sp_term)i), sp_fmt_gib(g1, sizeof g1, (double)f->term_node[i]),
+		       f->term_node[i] != f->term[i] ? "  (split or added across nodes)" : "");
+	}
+	if (f->node_overlap_bytes)
+		printf("  %-22s %10s\n", "not live at once", sp_fmt_gib(g1, sizeof g1, -(double)f->node_overlap_bytes));
+	printf("  per-node peak %s, load peak %s\n", sp_fmt_gib(g1, sizeof g1, (double)f->node_peak_bytes),
+	       sp_fmt_gib(g2, sizeof g2, (double)f->node_load_peak_bytes));
+	printf("  link: each node sends %s per %s: %.2f s at %.0f Gb/s\n", sp_fmt_gib(g1, sizeof g1, f->link_bytes),
+	       pl->p.method == SP_METHOD_INFER ? "decode step" : "optimizer step", f->link_bytes * 8 / (pl->link_gbps * 1e9),
+	       pl->link_gbps);
 }
 
 static void print_peaks(const struct plan *pl, const struct style *st)
@@ -600,9 +791,14 @@ static void print_verdict(const struct plan *pl, const struct style *st)
 	const struct sp_judgement *j = &pl->j;
 	const struct sp_plan_budget *b = &pl->b;
 	char g1[32], g2[32];
-	if (j->anchor)
-		printf("\nanchor: %s%s\n", j->anchor->text,
+	if (j->anchor) {
+		const char *c = sp_anchor_counts(j->anchor);
+		uint64_t pb = sp_anchor_plan_bytes(j->anchor, &pl->f);
+		printf("\nanchor: %s (%s); this plan's %s: %s (%.1f GB)%s\n", j->anchor->text,
+		       strcmp(c, "weights") == 0 ? "the weights only" : strcmp(c, "peak") == 0 ? "a measured peak" : "the peak against a Spark's pool",
+		       strcmp(c, "weights") == 0 ? "weights" : "peak", sp_fmt_gib(g1, sizeof g1, (double)pb), (double)pb / 1e9,
 		       j->far ? "  -- WARNING: this estimate is far from it; recheck dtype and method" : "");
+	}
 	printf("\n%sverdict: %s%s", st->bold, sp_verdict_name(j->verdict), st->off);
 	if (j->verdict == SP_TIGHT)
 		printf(" (less than %s of headroom)", sp_fmt_gib(g1, sizeof g1, (double)sp_tight_margin(j->need)));
@@ -623,7 +819,27 @@ static void print_verdict(const struct plan *pl, const struct style *st)
 			       adv->why);
 		else
 			printf("advice: %s (%s)\n", adv->flags, adv->why);
+		if (strcmp(adv->rung, "model") == 0) {
+			if (j->scale_nodes)
+				printf("advice: --nodes %d --strategy %s  -> needs %s per node\n", j->scale_nodes,
+				       sp_strategy_name(j->scale_strategy), sp_fmt_gib(g1, sizeof g1, (double)j->scale_node_need));
+			else
+				printf("advice: no N <= 4 Sparks fits this job as given\n");
+			if (pl->smaller[0])
+				printf("advice: %s (the largest smaller model of the family that fits one node)  -> needs %s\n",
+				       pl->smaller, sp_fmt_gib(g1, sizeof g1, (double)pl->smaller_need));
+		}
 	}
+	if (pl->solve != SP_SOLVE_NONE) {
+		const char *w = pl->solve == SP_SOLVE_SEQ ? "packing length (--seq)" : "micro-batch (--batch)";
+		if (pl->solved)
+			printf("solve: the largest %s that fits: %d  -> needs %s\n", w, pl->solved,
+			       sp_fmt_gib(g1, sizeof g1, (double)pl->solved_need));
+		else
+			printf("solve: no %s fits, not even the smallest\n", w);
+	}
+	if (pl->m->assumed[0])
+		printf("warning: %s\n", pl->m->assumed);
 	if (pl->f.note[0])
 		printf("note: %s\n", pl->f.note);
 }
@@ -635,6 +851,7 @@ static void render_human(const struct plan *pl)
 	print_head(pl, &st);
 	print_terms(pl, &st);
 	print_peaks(pl, &st);
+	print_nodes(pl, &st);
 	print_verdict(pl, &st);
 }
 

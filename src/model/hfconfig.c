@@ -173,9 +173,11 @@ static const struct family families[] = {
 	{ "phi", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_NORM1 | F_HEAD_BIAS, 0 },
 	{ "gpt2", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS, 1 },
 	{ "gpt_bigcode", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS, 1 },
-	/* plain two-matrix MLPs with biases and LayerNorm (rotary positions) */
-	{ "phi", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
-	{ "gpt_neox", F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS, 0 },
+	/* Falcon: a plain 4h MLP (GELU), LayerNorm with bias, no linear biases
+	 * (bias: false); the norms and KV heads depend on the config (below) */
+	{ "falcon", F_LN_BIAS, 1 },
+	{ "RefinedWeb", F_LN_BIAS, 1 },
+	{ "RefinedWebModel", F_LN_BIAS, 1 },
 	{ NULL, 0, 0 },
 };
 
@@ -494,6 +496,10 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 	sp_text_clean(m->arch);
 	const struct family *fam = family_of(r.type);
 	unsigned fl = fam->flags;
+	bool falcon = fam->type && strncmp(fam->type, "falcon", 6) == 0;
+	if (strncmp(r.type, "RefinedWeb", 10) == 0)
+		falcon = true;
+	m->assumed[0] = 0;
 
 	if (need_int(&r, NAMES("num_hidden_layers", "n_layer", "num_layers", "n_layers"), &m->n_layers, true) ||
 	    need_int(&r, NAMES("hidden_size", "n_embd", "d_model", "dim"), &m->hidden, true) ||
@@ -515,12 +521,45 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 	}
 	if (gpt2_style && fam == &unknown_family)
 		fl = F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS;
+	if (fam == &unknown_family) {
+		char t[48];
+		snprintf(t, sizeof t, "%s", *r.type ? r.type : "(none)");
+		sp_text_clean(t);
+		snprintf(m->assumed, sizeof m->assumed,
+			 gpt2_style ? "model_type '%s' is not a known architecture: read as GPT-2 (plain 4h MLP, biases, LayerNorm, learned positions)"
+				    : "model_type '%s' is not a known architecture: read as Llama (gated MLP, RMSNorm, no biases)",
+			 t);
+	}
 
 	m->n_kv_heads = m->n_heads;
 	if (opt_int(&r, NAMES("num_key_value_heads", "num_kv_heads", "n_head_kv"), &m->n_kv_heads))
 		return -1;
-	if (json_is_true(json_object_get(r.obj, "multi_query")))
+	if (falcon) {
+		/* Falcon: new_decoder_architecture (40B/180B) has num_kv_heads
+		 * groups and two norms per layer (ln_attn, ln_mlp); the original
+		 * (7B) is multi-query (multi_query, FalconConfig's default true)
+		 * with one norm when attention and MLP run in parallel */
+		int nda = get_bool(r.obj, "new_decoder_architecture");
+		int mq = get_bool(r.obj, "multi_query");
+		int par = get_bool(r.obj, "parallel_attn");
+		if (nda == 1) {
+			long long nl = 0;
+			json_t *v = json_object_get(r.obj, "num_ln_in_parallel_attn");
+			if (json_is_integer(v))
+				nl = json_integer_value(v);
+			if (nl == 1)
+				fl |= F_NORM1;
+		} else {
+			if (mq != 0)
+				m->n_kv_heads = 1;
+			if (par != 0)
+				fl |= F_NORM1;
+		}
+		if (get_bool(r.obj, "bias") == 1)
+			fl |= F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS;
+	} else if (json_is_true(json_object_get(r.obj, "multi_query"))) {
 		m->n_kv_heads = 1;
+	}
 	if (m->n_kv_heads == 0)
 		m->n_kv_heads = m->n_heads;
 	if (m->n_kv_heads <= 0 || m->n_heads % m->n_kv_heads != 0)

@@ -68,6 +68,7 @@ struct sp_model_shape {
 	double expert_params;   /* all experts' MLP params (in params; active keeps top-k of them) */
 	int quant_bits;         /* bits per weight of a prequantized model (4, 8), 0 unknown/none */
 	char hf_id[128];        /* catalog: the Hugging Face repository id */
+	char assumed[192];      /* what the reader assumed for an architecture it does not know by name ("" none) */
 };
 
 /* The shape of a config.json held in a buffer. label names the file in

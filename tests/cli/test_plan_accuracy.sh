@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # sparkops plan against published, measured peak-memory figures
 # (tests/fixtures/accuracy/cases.tsv, tabulated in docs/plan-accuracy.md):
-# median |error| <= 15%, none beyond 35%, and the doc's table is current.
+# median |error| <= 6%, no case over by more than 25%, none under by more
+# than 15% (but the two LitGPT QLoRA rows A07 and A10, documented misses:
+# within 17%), and the doc's table is current.
 . "$(dirname "$0")/lib.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cases="$top/tests/fixtures/accuracy/cases.tsv"
@@ -34,10 +36,17 @@ _report $? "from at least 4 independent sources ($nsrc)"
 med=$(awk '{ e = $2 < 0 ? -$2 : $2; print e }' "$errs" | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
 max=$(awk '{ e = $2 < 0 ? -$2 : $2; if (e > m) m = e } END { print m + 0 }' "$errs")
 echo "# median |error| $med%, max $max%"
-awk -v m="$med" 'BEGIN { exit !(m <= 15) }'
-_report $? "median |error| $med% <= 15%"
-awk -v m="$max" 'BEGIN { exit !(m <= 35) }'
-_report $? "max |error| $max% <= 35%"
+awk -v m="$med" 'BEGIN { exit !(m <= 6) }'
+_report $? "median |error| $med% <= 6%"
+over=$(awk '{ if ($2 > m) m = $2 } END { print m + 0 }' "$errs")
+awk -v m="$over" 'BEGIN { exit !(m <= 25) }'
+_report $? "no case over by more than 25% (worst $over%)"
+under=$(awk '$1 != "A07" && $1 != "A10" { if ($2 < m) m = $2 } END { print m + 0 }' "$errs")
+awk -v m="$under" 'BEGIN { exit !(m >= -15) }'
+_report $? "no case under by more than 15% (worst $under%, A07 and A10 aside)"
+known=$(awk '($1 == "A07" || $1 == "A10") { if ($2 < m) m = $2 } END { print m + 0 }' "$errs")
+awk -v m="$known" 'BEGIN { exit !(m >= -17) }'
+_report $? "A07 and A10 (LitGPT QLoRA, the documented misses) within 17% under ($known%)"
 grep -q "median |error| \*\*$med%\*\*" "$doc"
 _report $? "the doc states the median ($med%)"
 done_testing

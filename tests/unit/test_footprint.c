@@ -260,7 +260,7 @@ static void peaks(void **st)
 	uint64_t sum = 0;
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
-	assert_true(sum == f.peak_bytes);
+	assert_true(sum - f.overlap_bytes == f.peak_bytes);
 	/* load: the file (bf16, no files read: 2 B/param) is read in HF's 5 GB
 	 * shards; the copy + the shard being mapped */
 	assert_true(f.load_file_bytes == 2ULL * 8030261248ULL);
@@ -362,13 +362,168 @@ static void saturation(void **st)
 	assert_int_equal(f.saturated, 0);
 }
 
+/* Full fine-tuning: the gradients grow in backward as the saved
+ * activations and the loss buffers go, so they never peak together. */
+static void full_overlap(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_FULL);
+	o.grad_ckpt = false;
+	o.batch = 4;
+	o.seq = 768;
+	struct sp_footprint f;
+	sp_footprint_compute(&m, &o, &f);
+	double P = 8030261248.0, T = 4 * 768.0;
+	assert_true(f.term[SP_T_GRADIENTS] == (uint64_t)(2 * P));
+	/* what backward frees: 32 layers' saved activations + 16 B per logit */
+	double act = 32 * f.act_layer_bytes, lg = T * 128256 * 16;
+	assert_within((double)f.backward_phase_bytes, act + lg, 1e-9);
+	assert_true(f.step_phase_bytes == f.term[SP_T_GRADIENTS]);
+	/* here the gradients (16 GB) are the smaller phase: all of them overlap */
+	assert_true(f.backward_phase_bytes > f.step_phase_bytes);
+	assert_true(f.overlap_bytes == f.term[SP_T_GRADIENTS]);
+	uint64_t sum = 0;
+	for (int i = 0; i < SP_T_N; i++)
+		sum += f.term[i];
+	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes && f.peak_bytes == f.device_bytes);
+	/* with checkpointing and a short sequence the gradients dominate: the
+	 * checkpoints and logits are what overlaps */
+	o.grad_ckpt = true;
+	o.batch = 1;
+	o.seq = 256;
+	sp_footprint_compute(&m, &o, &f);
+	assert_within((double)f.overlap_bytes, 32 * 2 * 256 * 4096.0 + 256 * 128256 * 16.0, 1e-9);
+	/* inference has no backward */
+	o = opts(SP_METHOD_INFER);
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.overlap_bytes == 0);
+}
+
+/* bitsandbytes' load_in_4bit without double quantization: 4.5 bits */
+static void double_quant(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	struct sp_footprint dq, nodq;
+	sp_footprint_compute(&m, &o, &dq);
+	o.no_double_quant = true;
+	sp_footprint_compute(&m, &o, &nodq);
+	double lin = m.linear_params;
+	assert_within((double)(nodq.term[SP_T_WEIGHTS] - dq.term[SP_T_WEIGHTS]), lin * (0.5 - 0.127) / 8, 1e-6);
+	assert_within((double)nodq.term[SP_T_WEIGHTS], lin * 4.5 / 8 + (m.params - lin) * 2, 1e-9);
+}
+
+/* --loss and --offload-activations */
+static void loss_and_offload(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	struct sp_footprint f;
+	double TV = 2048.0 * 128256;
+	o.loss = SP_LOSS_BF16;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term[SP_T_LOGITS] == (uint64_t)(TV * 6));
+	o.loss = SP_LOSS_CHUNKED;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term[SP_T_LOGITS] == (uint64_t)(TV * 3.5));
+	o.loss = SP_LOSS_FP32;
+	o.framework = SP_FW_UNSLOTH; /* the loss overrides the framework's fused one */
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term[SP_T_LOGITS] == (uint64_t)(TV * 16));
+	/* offloaded checkpoints: the layer inputs move to the host side */
+	o = opts(SP_METHOD_LORA);
+	o.offload_activations = true;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term[SP_T_ACT_OFFLOADED] == 32ULL * 2 * 2048 * 4096);
+	o.uma = true;
+	struct sp_footprint g;
+	sp_footprint_compute(&m, &o, &f);
+	o.offload_activations = false;
+	sp_footprint_compute(&m, &o, &g);
+	/* on UMA it moves bytes, it saves none (within the overlap's one layer) */
+	assert_within((double)f.peak_bytes, (double)g.peak_bytes, 0.02);
+}
+
+/* Across nodes, each strategy's per-node terms against hand-computed figures. */
+static void nodes_terms(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_70B;
+	struct sp_plan_opts o = opts(SP_METHOD_FULL);
+	struct sp_footprint one, f;
+	double P = 70553706496.0;
+	sp_footprint_compute(&m, &o, &one);
+	assert_int_equal(one.nodes, 1);
+	assert_true(one.node_peak_bytes == one.peak_bytes);
+	for (int i = 0; i < SP_T_N; i++)
+		assert_true(one.term_node[i] == one.term[i]);
+	/* DDP: a full replica on every node, nothing saved; the ring all-reduce
+	 * sends 2 x gradients x (N-1)/N */
+	o.nodes = 2;
+	o.strategy = SP_STRAT_DDP;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.node_peak_bytes == one.peak_bytes);
+	assert_within(f.link_bytes, 2 * (2 * P) * 0.5, 1e-9);
+	/* FSDP over 4: weights, gradients, optimizer / 4; two layers' 16-bit
+	 * weights gathered; (2 x weights + gradients) x 3/4 on the link */
+	o.nodes = 4;
+	o.strategy = SP_STRAT_FSDP;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term_node[SP_T_WEIGHTS] == (uint64_t)llround(2 * P / 4));
+	assert_true(f.term_node[SP_T_GRADIENTS] == (uint64_t)llround(2 * P / 4));
+	assert_true(f.term_node[SP_T_OPTIMIZER] == (uint64_t)llround(4 * P / 4));
+	assert_true(f.term_node[SP_T_ACTIVATIONS] == one.term[SP_T_ACTIVATIONS]);
+	assert_true(f.term_node[SP_T_LOGITS] == one.term[SP_T_LOGITS]);
+	assert_within((double)f.term_node[SP_T_COMM], 2 * (m.linear_params / 80) * 2, 1e-9);
+	assert_within(f.link_bytes, (2 * 2 * P + 2 * P) * 0.75, 1e-9);
+	assert_true(f.node_peak_bytes < one.peak_bytes / 2);
+	/* TP serving over 2: weights / 2, KV / 2 (8 KV heads), an all-reduce
+	 * buffer of 2 x T x h x 2 bytes */
+	o = opts(SP_METHOD_INFER);
+	o.seq = 32768;
+	sp_footprint_compute(&m, &o, &one);
+	assert_within(one.kv_per_token_bytes, 80.0 * 8 * 128 * 2 * 2, 1e-12); /* 320 KiB per token */
+	o.nodes = 2;
+	o.strategy = SP_STRAT_TP;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term_node[SP_T_WEIGHTS] == one.term[SP_T_WEIGHTS] / 2);
+	assert_true(f.term_node[SP_T_KV_CACHE] == 5ULL << 30);
+	assert_true(f.term_node[SP_T_COMM] == 2ULL * 32768 * 8192 * 2);
+	assert_within(f.link_bytes, 2 * 80 * 1 * 8192 * 2 * 2 * 0.5, 1e-9);
+	/* TP past the KV heads replicates them: 16 nodes still hold 1/8 each */
+	o.nodes = 16;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term_node[SP_T_KV_CACHE] == (10ULL << 30) / 8);
+	/* PP over 2: layers split, one activation hand-off per boundary */
+	o.nodes = 2;
+	o.strategy = SP_STRAT_PP;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.term_node[SP_T_KV_CACHE] == 5ULL << 30);
+	assert_within(f.link_bytes, 8192 * 2.0, 1e-12);
+	/* training over TP/PP is refused, serving over DDP/FSDP too */
+	char why[300];
+	o = opts(SP_METHOD_LORA);
+	o.nodes = 2;
+	o.strategy = SP_STRAT_TP;
+	assert_true(sp_strategy_refused(&o, why, sizeof why));
+	assert_non_null(strstr(why, "never tensor parallelism"));
+	o.strategy = SP_STRAT_FSDP;
+	assert_false(sp_strategy_refused(&o, why, sizeof why));
+	o.method = SP_METHOD_INFER;
+	assert_true(sp_strategy_refused(&o, why, sizeof why));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(param_counts),    cmocka_unit_test(lora_counts),   cmocka_unit_test(targets_parse),
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
-		cmocka_unit_test(saturation),
+		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap),  cmocka_unit_test(double_quant),
+		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

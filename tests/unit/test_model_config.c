@@ -236,6 +236,46 @@ static void gpt2_style_keys(void **st)
 	assert_true(m.params > 1.1e9 && m.params < 1.25e9);
 }
 
+/* Falcon: no intermediate_size (a 4h MLP), multi-query or KV groups by
+ * new_decoder_architecture, one or two LayerNorms per layer, no linear biases */
+static void falcon(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = { 0 };
+	/* tiiuae/falcon-7b: 6,921,720,704 parameters (model card, safetensors index) */
+	const char f7[] = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_hidden_layers\":32,"
+			  "\"num_attention_heads\":71,\"multi_query\":true,\"new_decoder_architecture\":false,"
+			  "\"parallel_attn\":true,\"bias\":false,\"vocab_size\":65024}";
+	assert_int_equal(sp_hfconfig_parse(S(f7), "c", &m, err, sizeof err), 0);
+	assert_int_equal(m.n_kv_heads, 1);
+	assert_int_equal(m.intermediate, 4 * 4544);
+	assert_true(m.tied_embeddings);
+	assert_true(m.params == 6921720704.0);
+	assert_string_equal(m.assumed, "");
+	/* multi_query absent: FalconConfig's default (true) */
+	const char f7b[] = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_hidden_layers\":32,"
+			   "\"num_attention_heads\":71,\"parallel_attn\":true,\"vocab_size\":65024}";
+	memset(&m, 0, sizeof m);
+	assert_int_equal(sp_hfconfig_parse(S(f7b), "c", &m, err, sizeof err), 0);
+	assert_true(m.params == 6921720704.0);
+	/* tiiuae/falcon-40b: new decoder, 8 KV groups, ln_attn + ln_mlp: by hand
+	 * 60 x (8192 x (8192 + 2 x 8 x 64) + 8192^2 + 8 x 8192^2 + 4 x 8192)
+	 * + 65024 x 8192 + 2 x 8192 = 41,303,293,952 */
+	const char f40[] = "{\"model_type\":\"falcon\",\"hidden_size\":8192,\"num_hidden_layers\":60,"
+			   "\"num_attention_heads\":128,\"num_kv_heads\":8,\"multi_query\":true,"
+			   "\"new_decoder_architecture\":true,\"parallel_attn\":true,\"bias\":false,\"vocab_size\":65024}";
+	memset(&m, 0, sizeof m);
+	assert_int_equal(sp_hfconfig_parse(S(f40), "c", &m, err, sizeof err), 0);
+	assert_int_equal(m.n_kv_heads, 8);
+	assert_true(m.params == 41303293952.0);
+	/* an architecture not known by name says what it was read as */
+	const char unk[] = "{\"model_type\":\"somethingnew\",\"hidden_size\":64,\"intermediate_size\":128,"
+			   "\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}";
+	memset(&m, 0, sizeof m);
+	assert_int_equal(sp_hfconfig_parse(S(unk), "c", &m, err, sizeof err), 0);
+	assert_non_null(strstr(m.assumed, "'somethingnew' is not a known architecture: read as Llama"));
+}
+
 static void tie_defaults(void **st)
 {
 	(void)st;
@@ -442,6 +482,7 @@ int main(void)
 		cmocka_unit_test(mixtral),            cmocka_unit_test(qwen3_moe),
 		cmocka_unit_test(gpt_oss),            cmocka_unit_test(gpt2),
 		cmocka_unit_test(other_families),     cmocka_unit_test(gpt2_style_keys),    cmocka_unit_test(tie_defaults),
+		cmocka_unit_test(falcon),
 		cmocka_unit_test(quant_config),       cmocka_unit_test(bad_configs),
 		cmocka_unit_test(missing_file),       cmocka_unit_test(catalog_lookup),
 		cmocka_unit_test(catalog_published),  cmocka_unit_test(catalog_override),

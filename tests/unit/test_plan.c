@@ -82,19 +82,92 @@ static void anchors(void **st)
 	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
 	const struct sp_anchor *a = sp_anchor_nearest(&l70, &o);
 	assert_string_equal(a->name, "70b-qlora");
-	/* 70B QLoRA model state ~44 GB: not far from "about 40 GB" */
-	assert_false(sp_anchor_far(a, &o, l70.params, 60e9, 44e9));
+	/* it counts the weights: the plan's NF4 weights (~39.5 GB) are not far */
+	assert_string_equal(sp_anchor_counts(a), "weights");
+	struct sp_footprint f;
+	sp_footprint_compute(&l70, &o, &f);
+	assert_true(sp_anchor_plan_bytes(a, &f) == f.term[SP_T_WEIGHTS]);
+	assert_false(sp_anchor_far(a, &o, sp_anchor_plan_bytes(a, &f)));
 	/* forgetting --method qlora: bf16 weights, 141 GB, far */
-	assert_true(sp_anchor_far(a, &o, l70.params, 160e9, 141e9));
-	/* another size class is never "far" */
-	assert_false(sp_anchor_far(a, &o, l8.params, 160e9, 141e9));
+	assert_true(sp_anchor_far(a, &o, 141e9));
+	/* another size class or method shows no anchor at all */
+	assert_null(sp_anchor_nearest(&l8, &o));
+	o = opts(SP_METHOD_LORA);
+	assert_null(sp_anchor_nearest(&l70, &o));
 	o = opts(SP_METHOD_FULL);
 	a = sp_anchor_nearest(&l8, &o);
 	assert_string_equal(a->name, "9b-full");
-	assert_false(sp_anchor_far(a, &o, l8.params, 80e9, 64e9));
-	assert_true(sp_anchor_far(a, &o, l8.params, 140e9, 128e9)); /* over the Spark's pool */
+	assert_string_equal(sp_anchor_counts(a), "fits");
+	assert_false(sp_anchor_far(a, &o, 80e9));
+	assert_true(sp_anchor_far(a, &o, 140e9)); /* over the Spark's pool */
 	struct sp_model_shape none = { 0 };
 	assert_null(sp_anchor_nearest(&none, &o));
+}
+
+/* rung 4: more Sparks (the smallest N <= 4) and a smaller model of the family */
+static void fit_rung4(void **st)
+{
+	(void)st;
+	struct sp_model_shape l70 = LLAMA31_70B, l8 = LLAMA31_8B, l2 = LLAMA2_7B, q7 = QWEN25_7B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	enum sp_strategy s;
+	uint64_t need;
+	/* 70B QLoRA at 30 GiB a node: four Sparks under FSDP fit, fewer do not */
+	int n = sp_fit_nodes(&l70, &o, 30 * GiB, &s, &need);
+	assert_int_equal(n, 4);
+	assert_int_equal(s, SP_STRAT_FSDP);
+	assert_true(need <= 30 * GiB);
+	struct sp_plan_opts o3 = o;
+	o3.nodes = 3;
+	o3.strategy = SP_STRAT_FSDP;
+	struct sp_footprint f;
+	sp_footprint_compute(&l70, &o3, &f);
+	assert_true(sp_judge(sp_node_need(&f), 30 * GiB) != SP_FITS);
+	/* no N <= 4 fits 10 GiB */
+	assert_int_equal(sp_fit_nodes(&l70, &o, 10 * GiB, &s, &need), 0);
+	/* serving: tensor parallelism */
+	o = opts(SP_METHOD_INFER);
+	n = sp_fit_nodes(&l70, &o, 100 * GiB, &s, &need);
+	assert_int_equal(n, 2);
+	assert_int_equal(s, SP_STRAT_TP);
+	/* a smaller model: the family prefix first, the same arch, smaller */
+	snprintf(l70.name, sizeof l70.name, "llama-3.1-70b");
+	snprintf(l8.name, sizeof l8.name, "llama-3.1-8b");
+	snprintf(l2.name, sizeof l2.name, "llama-2-7b");
+	struct sp_model_shape c[] = { q7, l2, l8 };
+	o = opts(SP_METHOD_QLORA);
+	assert_int_equal(sp_fit_smaller(&l70, c, 3, &o, 30 * GiB, &need), 2);
+	assert_true(need <= 30 * GiB);
+	/* nothing of the family fits 4 GiB */
+	assert_int_equal(sp_fit_smaller(&l70, c, 3, &o, 4 * GiB, &need), -1);
+}
+
+/* --solve: the largest packing (a multiple of 64) or batch that fits */
+static void solve(void **st)
+{
+	(void)st;
+	struct sp_model_shape l8 = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	uint64_t need, need2;
+	int s = sp_solve(&l8, &o, 40 * GiB, SP_SOLVE_SEQ, &need);
+	assert_true(s > 0 && s % 64 == 0);
+	assert_int_equal(sp_judge(need, 40 * GiB), SP_FITS);
+	struct sp_plan_opts p = o;
+	p.seq = s + 64;
+	struct sp_footprint f;
+	sp_footprint_compute(&l8, &p, &f);
+	assert_true(sp_judge(sp_node_need(&f), 40 * GiB) != SP_FITS);
+	p.seq = s;
+	sp_footprint_compute(&l8, &p, &f);
+	assert_true(sp_node_need(&f) == need);
+	int b = sp_solve(&l8, &o, 40 * GiB, SP_SOLVE_BATCH, &need2);
+	assert_true(b >= 1);
+	p = o;
+	p.batch = b + 1;
+	sp_footprint_compute(&l8, &p, &f);
+	assert_true(sp_judge(sp_node_need(&f), 40 * GiB) != SP_FITS);
+	/* nothing fits 2 GiB */
+	assert_int_equal(sp_solve(&l8, &o, 2 * GiB, SP_SOLVE_SEQ, &need), 0);
 }
 
 static void fit_order(void **st)
@@ -199,6 +272,8 @@ int main(void)
 		cmocka_unit_test(verdict),
 		cmocka_unit_test(anchors),
 		cmocka_unit_test(fit_order),
+		cmocka_unit_test(fit_rung4),
+		cmocka_unit_test(solve),
 		cmocka_unit_test(budget_cohosts),
 		cmocka_unit_test(judge_plan),
 	};
