@@ -27,7 +27,9 @@ static const struct sp_cmdspec spec = {
 		 "405). Runs in the foreground until SIGINT or SIGTERM. Each scrape reads fresh\n"
 		 "values, reused for --cache so a burst of scrapes costs one reading.\n"
 		 "\n",
-	.tail = "exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded or the server\n"
+	.tail = "environment: SPARKOPS_MHD_LIB=PATH loads that libmicrohttpd instead of libmicrohttpd.so.12;\n"
+		"      SPARKOPS_NVML_LIB=PATH that NVML library instead of libnvidia-ml.so.1\n"
+		"exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded or the server\n"
 		"      cannot start (no memory, no file descriptors), 2 usage error or the address\n"
 		"      cannot be used (in use, not on this machine), 4 the port needs privileges\n",
 };

@@ -24,4 +24,24 @@ run $NODRV $S $(sysroot no-gpu) plan --params 8e9 --method lora --cohost ollama:
 expect_rc 2 "--cohost ollama:12 is refused"
 expect_err "ollama '12' is not a size: give a unit" "and says to give a unit"
 
+# --- 3. status names the quantity that is low -----------------------------------------
+run $NODRV $S status --reserve 8GiB $(sysroot gb10-loaded)
+expect_rc 1 "a budget under 1 GiB is trouble"
+expect_out 'TROUBLE: the budget \(MemFree 6\.2 GiB - reserve 8\.0 GiB\) is 0\.0 GiB, under 1 GiB' "it is the budget that is low, said with MemFree and the reserve"
+expect_no_out 'under 1 GiB free' "not 'under 1 GiB free' while MemFree is 6.2 GiB"
+
+# --- 7. one diagnosis on the USB-PD fixture ----------------------------------------------
+run $NODRV $S status $(sysroot gb10-usbpd)
+expect_rc 1 "USB-PD safety mode is trouble"
+expect_out '^verdict:.*USB-PD safety mode' "the verdict names USB-PD safety mode"
+expect_no_out '^verdict:.*PL1 at its cap \(the platform' "and not also the platform's sustained limit"
+expect_no_out 'sustained limit|half speed' "no sustained-limit or half-speed claim anywhere"
+expect_out '20 W of its 140 W rating' "the cap is put against the rating"
+
+# --- 12. usage and help say what the code takes ------------------------------------------
+run $S status --help
+expect_out -- '--min-rss SIZE\] \[--no-processes\]' "status usage lists --min-rss and --no-processes"
+run $S serve --help
+expect_out 'SPARKOPS_MHD_LIB' "serve --help names SPARKOPS_MHD_LIB"
+
 done_testing
