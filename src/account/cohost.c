@@ -59,7 +59,7 @@ int sp_cohost_parse(const char *buf, size_t len, struct sp_cohost *c, char *err,
 		uint64_t b;
 		int pr = sp_parse_size_unit(v, &b);
 		if (pr == -2) {
-			snprintf(err, errlen, "--cohost: ollama '%.40s' is not a size: give a unit (e.g. %.20sGiB)", v, v);
+			snprintf(err, errlen, "--cohost: is not a size: give a unit (e.g. ollama:%.20sGiB)", v);
 			return -1;
 		}
 		if (pr < 0 || b == 0) {

@@ -22,7 +22,37 @@ for o in "status --reserve 8" "status --min-rss 100" "run --guard-min-free 4 -- 
 done
 run $NODRV $S $(sysroot no-gpu) plan --params 8e9 --method lora --cohost ollama:12
 expect_rc 2 "--cohost ollama:12 is refused"
-expect_err "ollama '12' is not a size: give a unit" "and says to give a unit"
+expect_err "'ollama:12' is not a size: give a unit \\(e.g. ollama:12GiB\\)" "and says to give a unit"
+
+# --- 1. a slowdown is judged over its whole length ------------------------------------------
+# the power-cap reason comes on with the drop, sw_thermal_slowdown a moment later
+# and stays on, the die warming at flat power: the episode is thermal's
+grep -v -e '^temp' -e '^reasons' -e '^viol' -e '^power ' "$SC/gb10.scn" >"$TMP/pt.scn"
+cat >>"$TMP/pt.scn" <<'SCN'
+temp 0 @0-7 70..88
+power 0 100000
+reasons 0 0
+reasons 0 @1.0 0x4
+reasons 0 @2.2 0x20
+viol_thermal 0 0
+viol_power 0 0
+SCN
+cp -r "$FIX/gb10-idle" "$TMP/pt"
+( cd "$TMP" && env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$TMP/pt.scn $S run --interval 0.15 --baseline-window 0.6 \
+	--log pt.csv --summary pt.json --procfs "$TMP/pt/proc" --sysfs "$TMP/pt/sys" -- "$BUILD_DIR/progress_child" tqdm 10 1.2 5 6 \
+	>pt.out 2>pt.err )
+OUT=$TMP/pt.json
+expect_jq '.episodes | length == 1' "one episode"
+expect_jq '.episodes[0].cause == "thermal"' "judged over its length, the episode is thermal (the power cap came first)"
+expect_jq '.episodes[0].cause_share_pct >= 60 and (.episodes[0].other_causes_pct.power_cap // 0) < 40' "with its share and the others'"
+OUT=$TMP/pt.csv
+expect_out ',event,episode_(update|end),"?cause=thermal share_pct=' "the log's last episode row carries the cause over the whole episode"
+OUT=$TMP/pt.err
+expect_out 'slowdown +[0-9:]+-[0-9:]+ thermal [0-9]+%' "the summary's slowdown line says thermal with its share"
+$S report --svg "$TMP/pt.svg" "$TMP/pt.csv" >/dev/null 2>&1
+OUT=$TMP/pt.svg
+expect_out 'data-cause="thermal"' "the chart labels the episode thermal, as it shades it"
+expect_no_out 'slowdown: power_cap' "not under a power_cap label"
 
 # --- 3. status names the quantity that is low -----------------------------------------
 run $NODRV $S status --reserve 8GiB $(sysroot gb10-loaded)
@@ -37,6 +67,18 @@ expect_out '^verdict:.*USB-PD safety mode' "the verdict names USB-PD safety mode
 expect_no_out '^verdict:.*PL1 at its cap \(the platform' "and not also the platform's sustained limit"
 expect_no_out 'sustained limit|half speed' "no sustained-limit or half-speed claim anywhere"
 expect_out '20 W of its 140 W rating' "the cap is put against the rating"
+
+# --- 12. watch --pid: the summary says how the watch ended, as the log does ---------------
+sleep 1 &
+sp=$!
+run env SPARKOPS_NVML_LIB=/nonexistent $S watch --pid $sp --interval 0.2 --log "$TMP/w.csv" --summary "$TMP/w.json" $(sysroot gb10-idle)
+wait $sp
+OUT=$TMP/w.json
+expect_jq '.ended_by == "pid_ended"' "summary JSON: ended_by pid_ended, not null"
+OUT=$TMP/w.csv
+expect_out ',event,stop,reason=pid_ended' "the log says pid_ended"
+OUT=$ERR
+expect_out 'ended +by pid_ended' "the human summary says it too"
 
 # --- 12. usage and help say what the code takes ------------------------------------------
 run $S status --help
