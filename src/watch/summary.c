@@ -239,6 +239,31 @@ static const char *clock_of(char *buf, size_t n, double t)
 	return buf;
 }
 
+/* A log detail for people: "free_bytes=21468246016 floor_bytes=8589934592"
+ * -> "free=20.0GiB floor=8.0GiB" (the log keeps the bytes). */
+static void print_human_detail(FILE *f, const char *d)
+{
+	while (*d) {
+		size_t tl = strcspn(d, " ");
+		const char *eq = memchr(d, '=', tl);
+		if (eq && eq - d > 6 && strncmp(eq - 6, "_bytes", 6) == 0) {
+			char *end;
+			double b = strtod(eq + 1, &end);
+			if (end == d + tl && isfinite(b)) {
+				char g[32];
+				fprintf(f, "%.*s=%s", (int)(eq - 6 - d), d, sp_fmt_gib(g, sizeof g, b));
+				d += tl;
+				goto next;
+			}
+		}
+		fprintf(f, "%.*s", (int)tl, d);
+		d += tl;
+	next:
+		while (*d == ' ')
+			fputc(*d++, f);
+	}
+}
+
 void sp_summary_print(FILE *f, const struct sp_summary *s)
 {
 	char a[32], b[32], c[32];
@@ -295,9 +320,11 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 		}
 		fprintf(f, "\n");
 	}
-	for (int i = 0; i < s->n_guard; i++)
-		fprintf(f, "  guard         %s %s %s\n", clock_of(a, sizeof a, s->guard[i].t), s->guard[i].action,
-			s->guard[i].detail);
+	for (int i = 0; i < s->n_guard; i++) {
+		fprintf(f, "  guard         %s %s ", clock_of(a, sizeof a, s->guard[i].t), s->guard[i].action);
+		print_human_detail(f, s->guard[i].detail);
+		fputc('\n', f);
+	}
 	if (s->last_row_incomplete)
 		fprintf(f, "  note          the last row was incomplete (the log was cut off)\n");
 	if (s->rows_skipped)

@@ -60,6 +60,15 @@ expect_rc 1 "a budget under 1 GiB is trouble"
 expect_out 'TROUBLE: the budget \(MemFree 6\.2 GiB - reserve 8\.0 GiB\) is 0\.0 GiB, under 1 GiB' "it is the budget that is low, said with MemFree and the reserve"
 expect_no_out 'under 1 GiB free' "not 'under 1 GiB free' while MemFree is 6.2 GiB"
 
+# --- 4. human text in human units; the log keeps bytes ----------------------------------------
+sed 's/guard_warn,free=2.1GiB floor=2GiB/guard_warn,free_bytes=21468246016 floor_bytes=8589934592/' \
+	"$FIX/logs/thermal-guard.csv" >"$TMP/gb.csv"
+run $S report "$TMP/gb.csv"
+expect_out 'guard +[0-9:]+ warn free=20\.0 GiB floor=8\.0 GiB' "the summary's guard line in GiB"
+expect_no_out 'free_bytes=|21468246016' "no raw bytes in the human summary"
+run $S report --json "$TMP/gb.csv"
+expect_jq '.guard_actions[0].detail | test("free_bytes=21468246016")' "the JSON keeps the log's bytes"
+
 # --- 7. one diagnosis on the USB-PD fixture ----------------------------------------------
 run $NODRV $S status $(sysroot gb10-usbpd)
 expect_rc 1 "USB-PD safety mode is trouble"
