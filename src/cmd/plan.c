@@ -229,6 +229,20 @@ static struct sp_model_shape *load_model(const struct plan_args *a)
 	return m;
 }
 
+/* What the user typed that the plan does not take as typed, said on stderr:
+ * a catalog alias that names another release, a --quant the stored weights
+ * override. */
+static void say_slips(const struct plan_args *a, const struct sp_model_shape *m)
+{
+	if (m->source == SP_SRC_CATALOG && a->model && strcasecmp(a->model, m->name) != 0 &&
+	    strcasecmp(a->model, m->hf_id) != 0)
+		sp_note("'%s' is planned as the catalog's %s (%s; an alias with the same shape)", a->model, m->name,
+			m->hf_id[0] ? m->hf_id : "no Hugging Face id");
+	if (a->quant_given && m->prequantized && a->p.method != SP_METHOD_FULL)
+		sp_note("--quant %s does not apply: %s is stored pre-quantized, so its weights are planned as stored",
+			sp_quant_name(a->p.quant), m->name);
+}
+
 /* ---- compute ------------------------------------------------------------------------ */
 
 /* The budget before the co-hosted servers: the live one (the same reading as
@@ -553,8 +567,12 @@ static void print_head(const struct plan *pl, const struct style *st)
 	if (f->quantized_params > 0)
 		printf(" on a %s base",
 		       m->prequantized ? "pre-quantized" : sp_quant_name(p->quant == SP_QUANT_NONE ? SP_QUANT_NF4 : p->quant));
-	printf(", batch %d x seq %d, grad-ckpt %s, %s, framework %s", p->batch, p->seq, p->grad_ckpt ? "on" : "off",
-	       sp_optim_name(p->optim), sp_framework_name(p->framework));
+	/* inference has no backward pass: no checkpointing, no optimizer */
+	if (p->method == SP_METHOD_INFER)
+		printf(", batch %d x seq %d, framework %s", p->batch, p->seq, sp_framework_name(p->framework));
+	else
+		printf(", batch %d x seq %d, grad-ckpt %s, %s, framework %s", p->batch, p->seq,
+		       p->grad_ckpt ? "on" : "off", sp_optim_name(p->optim), sp_framework_name(p->framework));
 	if (p->method == SP_METHOD_LORA || p->method == SP_METHOD_QLORA)
 		printf(", LoRA r=%d on %s", p->lora_rank, sp_lora_targets_str(p->lora_targets, tg, sizeof tg));
 	printf("\n  trainable %.0f params (%.3f%%)\n", f->trainable_params, 100 * f->trainable_params / f->params);
@@ -569,7 +587,9 @@ static void print_terms(const struct plan *pl, const struct style *st)
 		if (!f->term[i])
 			continue;
 		printf("  %-22s %10s  %-6s %s\n", sp_term_key((enum sp_term)i), sp_fmt_gib(g1, sizeof g1, (double)f->term[i]),
-		       sp_term_is_host((enum sp_term)i) ? "host" : "device", term_words((enum sp_term)i));
+		       sp_term_is_host((enum sp_term)i) ? "host" : "device",
+		       i == SP_T_ACTIVATIONS && pl->p.method == SP_METHOD_INFER ? "forward-pass working set (nothing kept for backward)"
+										: term_words((enum sp_term)i));
 	}
 	printf("  %-22s %10s\n", "device side", sp_fmt_gib(g1, sizeof g1, (double)f->device_bytes));
 	printf("  %-22s %10s\n", "host side", sp_fmt_gib(g1, sizeof g1, (double)f->host_bytes));
@@ -690,6 +710,7 @@ int cmd_plan(int argc, char **argv)
 	struct sp_model_shape *m = load_model(&a);
 	if (!m)
 		return SP_EXIT_USAGE;
+	say_slips(&a, m);
 	struct plan pl;
 	int rc = compute(&a, m, &pl);
 	if (rc == 0) {

@@ -77,6 +77,18 @@ expect_no_out '^verdict:.*PL1 at its cap \(the platform' "and not also the platf
 expect_no_out 'sustained limit|half speed' "no sustained-limit or half-speed claim anywhere"
 expect_out '20 W of its 140 W rating' "the cap is put against the rating"
 
+# --- 10. catalog and anchor slips are said -------------------------------------------------------
+P="$NODRV $S $(sysroot no-gpu) plan"
+run $P llama-3-70b-instruct --budget 100GiB
+expect_rc 2 "an unknown name is refused"
+expect_err "nearest catalog names: llama-3\.1-70b" "with the nearest names offered"
+run $P llama-3-8b --budget 100GiB
+expect_err "'llama-3-8b' is planned as the catalog's llama-3\.1-8b" "an alias naming another release is said"
+run $P gpt-oss-120b --method infer --quant none --budget 200GiB
+expect_err -- "--quant none does not apply: gpt-oss-120b is stored pre-quantized" "--quant on pre-quantized weights is said, not ignored"
+expect_no_out 'grad-ckpt|adamw' "the infer plan has no grad-ckpt or optimizer"
+expect_no_out 'saved for backward' "nor activations saved for backward"
+
 # --- 12. watch --pid: the summary says how the watch ended, as the log does ---------------
 sleep 1 &
 sp=$!
