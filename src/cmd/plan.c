@@ -445,6 +445,7 @@ static void json_budget(json_t *root, const struct sp_plan_budget *b, const stru
 		json_array_append_new(ca, o);
 	}
 	json_object_set_new(root, "cohosts", ca);
+	json_object_set_new(root, "cohosts_overcommitted", json_boolean(b->pool_total && b->cohost_bytes > b->pool_total));
 }
 
 static json_t *json_anchor(const struct sp_judgement *j)
@@ -517,7 +518,16 @@ static void print_bar(const char *label, uint64_t v, uint64_t budget, bool col)
 {
 	const int W = 40;
 	char b1[32];
-	double r = budget ? (double)v / (double)budget : 2.0;
+	if (!budget) {
+		/* nothing left to compare with: no percentage to make up */
+		printf("  %-11s [", label);
+		for (int i = 0; i < W; i++)
+			putchar('#');
+		printf("]%s %10s  over: the budget is 0\n", col ? "\033[31m>\033[0m" : ">",
+		       sp_fmt_gib(b1, sizeof b1, (double)v));
+		return;
+	}
+	double r = (double)v / (double)budget;
 	int n = (int)lround(r * W);
 	if (n > W)
 		n = W;
@@ -604,7 +614,13 @@ static void print_peaks(const struct plan *pl, const struct style *st)
 	       sp_fmt_gib(g1, sizeof g1, (double)b->bytes), b->source, b->cohost_bytes ? ", minus " : "",
 	       b->cohost_bytes ? sp_fmt_gib(g2, sizeof g2, (double)b->cohost_bytes) : "");
 	if (b->cohost_bytes)
-		printf("  co-hosted servers keep %s of %s\n", g2, sp_fmt_gib(g3, sizeof g3, (double)b->raw_bytes));
+		printf("  co-hosted servers keep %s; the budget before them was %s\n", g2,
+		       sp_fmt_gib(g3, sizeof g3, (double)b->raw_bytes));
+	if (b->pool_total && b->cohost_bytes > b->pool_total)
+		printf("  %sOVER-COMMITTED%s: the co-hosted servers' caps add up to %s, %.0f%% of the %s pool: they cannot "
+		       "all start\n",
+		       st->bold, st->off, sp_fmt_gib(g2, sizeof g2, (double)b->cohost_bytes),
+		       100.0 * (double)b->cohost_bytes / (double)b->pool_total, sp_fmt_gib(g3, sizeof g3, (double)b->pool_total));
 	print_bar(b->uma ? "steady" : "steady dev", f->peak_bytes, b->bytes, st->col);
 	print_bar(b->uma ? "load" : "load dev", f->load_peak_bytes, b->bytes, st->col);
 	printf("  the load maps %s at a time and reads %s through the page cache (clean pages: the kernel reclaims them under pressure, a flush returns them)\n",

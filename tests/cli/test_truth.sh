@@ -69,6 +69,14 @@ expect_no_out 'free_bytes=|21468246016' "no raw bytes in the human summary"
 run $S report --json "$TMP/gb.csv"
 expect_jq '.guard_actions[0].detail | test("free_bytes=21468246016")' "the JSON keeps the log's bytes"
 
+# --- 6. caps past the pool are said; no made-up percentage of a zero budget --------------------
+run $NODRV $S plan llama-3.1-8b --method lora --cohost vllm:0.95 --cohost vllm:0.2 $(sysroot gb10-idle)
+expect_out 'OVER-COMMITTED: .*115% of the' "vllm 0.95 + 0.2 is said to over-commit the pool"
+expect_no_out '200%' "no '200%' of a 0.0 GiB budget"
+expect_out 'over: the budget is 0' "the bars say the budget is 0"
+run $NODRV $S plan llama-3.1-8b --method lora --cohost vllm:0.95 --cohost vllm:0.2 --json $(sysroot gb10-idle)
+expect_jq '.cohosts_overcommitted == true' "JSON: cohosts_overcommitted"
+
 # --- 7. one diagnosis on the USB-PD fixture ----------------------------------------------
 run $NODRV $S status $(sysroot gb10-usbpd)
 expect_rc 1 "USB-PD safety mode is trouble"
