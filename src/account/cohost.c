@@ -57,7 +57,12 @@ int sp_cohost_parse(const char *buf, size_t len, struct sp_cohost *c, char *err,
 			return 0;
 		}
 		uint64_t b;
-		if (sp_parse_size(v, &b) < 0 || b == 0) {
+		int pr = sp_parse_size_unit(v, &b);
+		if (pr == -2) {
+			snprintf(err, errlen, "--cohost: is not a size: give a unit (e.g. ollama:%.20sGiB)", v);
+			return -1;
+		}
+		if (pr < 0 || b == 0) {
 			snprintf(err, errlen, "--cohost: ollama '%.40s' is neither a SIZE (12GiB) nor a .gguf file", v);
 			return -1;
 		}

@@ -278,6 +278,20 @@ static struct sp_model_shape *load_model(const struct plan_args *a)
 	return m;
 }
 
+/* What the user typed that the plan does not take as typed, said on stderr:
+ * a catalog alias that names another release, a --quant the stored weights
+ * override. */
+static void say_slips(const struct plan_args *a, const struct sp_model_shape *m)
+{
+	if (m->source == SP_SRC_CATALOG && a->model && strcasecmp(a->model, m->name) != 0 &&
+	    strcasecmp(a->model, m->hf_id) != 0)
+		sp_note("'%s' is planned as the catalog's %s (%s; an alias with the same shape)", a->model, m->name,
+			m->hf_id[0] ? m->hf_id : "no Hugging Face id");
+	if (a->quant_given && m->prequantized && a->p.method != SP_METHOD_FULL)
+		sp_note("--quant %s does not apply: %s is stored pre-quantized, so its weights are planned as stored",
+			sp_quant_name(a->p.quant), m->name);
+}
+
 /* ---- compute ------------------------------------------------------------------------ */
 
 /* The budget before the co-hosted servers: the live one (the same reading as
@@ -551,6 +565,7 @@ static void json_budget(json_t *root, const struct sp_plan_budget *b, const stru
 		json_array_append_new(ca, o);
 	}
 	json_object_set_new(root, "cohosts", ca);
+	json_object_set_new(root, "cohosts_overcommitted", json_boolean(b->pool_total && b->cohost_bytes > b->pool_total));
 }
 
 static json_t *json_anchor(const struct sp_judgement *j)
@@ -661,7 +676,16 @@ static void print_bar(const char *label, uint64_t v, uint64_t budget, bool col)
 {
 	const int W = 40;
 	char b1[32];
-	double r = budget ? (double)v / (double)budget : 2.0;
+	if (!budget) {
+		/* nothing left to compare with: no percentage to make up */
+		printf("  %-11s [", label);
+		for (int i = 0; i < W; i++)
+			putchar('#');
+		printf("]%s %10s  over: the budget is 0\n", col ? "\033[31m>\033[0m" : ">",
+		       sp_fmt_gib(b1, sizeof b1, (double)v));
+		return;
+	}
+	double r = (double)v / (double)budget;
 	int n = (int)lround(r * W);
 	if (n > W)
 		n = W;
@@ -712,8 +736,12 @@ static void print_head(const struct plan *pl, const struct style *st)
 	if (f->quantized_params > 0)
 		printf(" on a %s base",
 		       m->prequantized ? "pre-quantized" : sp_quant_name(p->quant == SP_QUANT_NONE ? SP_QUANT_NF4 : p->quant));
-	printf(", batch %d x seq %d, grad-ckpt %s, %s, framework %s", p->batch, p->seq, p->grad_ckpt ? "on" : "off",
-	       sp_optim_name(p->optim), sp_framework_name(p->framework));
+	/* inference has no backward pass: no checkpointing, no optimizer */
+	if (p->method == SP_METHOD_INFER)
+		printf(", batch %d x seq %d, framework %s", p->batch, p->seq, sp_framework_name(p->framework));
+	else
+		printf(", batch %d x seq %d, grad-ckpt %s, %s, framework %s", p->batch, p->seq,
+		       p->grad_ckpt ? "on" : "off", sp_optim_name(p->optim), sp_framework_name(p->framework));
 	if (p->method == SP_METHOD_LORA || p->method == SP_METHOD_QLORA)
 		printf(", LoRA r=%d on %s", p->lora_rank, sp_lora_targets_str(p->lora_targets, tg, sizeof tg));
 	printf("\n  trainable %.0f params (%.3f%%)\n", f->trainable_params, 100 * f->trainable_params / f->params);
@@ -728,7 +756,9 @@ static void print_terms(const struct plan *pl, const struct style *st)
 		if (!f->term[i])
 			continue;
 		printf("  %-22s %10s  %-6s %s\n", sp_term_key((enum sp_term)i), sp_fmt_gib(g1, sizeof g1, (double)f->term[i]),
-		       sp_term_is_host((enum sp_term)i) ? "host" : "device", term_words((enum sp_term)i));
+		       sp_term_is_host((enum sp_term)i) ? "host" : "device",
+		       i == SP_T_ACTIVATIONS && pl->p.method == SP_METHOD_INFER ? "forward-pass working set (nothing kept for backward)"
+										: term_words((enum sp_term)i));
 	}
 	if (f->overlap_bytes)
 		printf("  %-22s %10s  %-6s %s\n", "not live at once", sp_fmt_gib(g1, sizeof g1, -(double)f->overlap_bytes), "device",
@@ -775,7 +805,13 @@ static void print_peaks(const struct plan *pl, const struct style *st)
 	       sp_fmt_gib(g1, sizeof g1, (double)b->bytes), b->source, b->cohost_bytes ? ", minus " : "",
 	       b->cohost_bytes ? sp_fmt_gib(g2, sizeof g2, (double)b->cohost_bytes) : "");
 	if (b->cohost_bytes)
-		printf("  co-hosted servers keep %s of %s\n", g2, sp_fmt_gib(g3, sizeof g3, (double)b->raw_bytes));
+		printf("  co-hosted servers keep %s; the budget before them was %s\n", g2,
+		       sp_fmt_gib(g3, sizeof g3, (double)b->raw_bytes));
+	if (b->pool_total && b->cohost_bytes > b->pool_total)
+		printf("  %sOVER-COMMITTED%s: the co-hosted servers' caps add up to %s, %.0f%% of the %s pool: they cannot "
+		       "all start\n",
+		       st->bold, st->off, sp_fmt_gib(g2, sizeof g2, (double)b->cohost_bytes),
+		       100.0 * (double)b->cohost_bytes / (double)b->pool_total, sp_fmt_gib(g3, sizeof g3, (double)b->pool_total));
 	print_bar(b->uma ? "steady" : "steady dev", f->peak_bytes, b->bytes, st->col);
 	print_bar(b->uma ? "load" : "load dev", f->load_peak_bytes, b->bytes, st->col);
 	printf("  the load maps %s at a time and reads %s through the page cache (clean pages: the kernel reclaims them under pressure, a flush returns them)\n",
@@ -907,6 +943,7 @@ int cmd_plan(int argc, char **argv)
 	struct sp_model_shape *m = load_model(&a);
 	if (!m)
 		return SP_EXIT_USAGE;
+	say_slips(&a, m);
 	struct plan pl;
 	int rc = compute(&a, m, &pl);
 	if (rc == 0) {

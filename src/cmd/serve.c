@@ -34,7 +34,9 @@ static const struct sp_cmdspec spec = {
 		 "machines can reach needs --allow-remote, and should have TLS and basic\n"
 		 "authentication (--web-config, in the format of node_exporter's web config).\n"
 		 "\n",
-	.tail = "exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded (or has no TLS)\n"
+	.tail = "environment: SPARKOPS_MHD_LIB=PATH loads that libmicrohttpd instead of libmicrohttpd.so.12;\n"
+		"      SPARKOPS_NVML_LIB=PATH that NVML library instead of libnvidia-ml.so.1\n"
+		"exit: 0 after SIGINT/SIGTERM, 1 libmicrohttpd cannot be loaded (or has no TLS)\n"
 		"      or the server cannot start (no memory, no file descriptors), 2 usage error,\n"
 		"      a bad --web-config, or the address cannot be used (in use, not on this\n"
 		"      machine), 4 the port needs privileges\n",

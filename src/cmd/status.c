@@ -22,7 +22,8 @@
 
 static const struct sp_cmdspec spec = {
 	.name = "status",
-	.usage = "usage: sparkops status [--json] [--reserve SIZE] [--gpu-timeout DURATION] [--procfs DIR] [--sysfs DIR]\n"
+	.usage = "usage: sparkops status [--json] [--reserve SIZE] [--min-rss SIZE] [--no-processes]\n"
+		 "                       [--gpu-timeout DURATION] [--procfs DIR] [--sysfs DIR]\n"
 		 "\n"
 		 "One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
 		 "thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
@@ -59,7 +60,7 @@ static void vappend(char *buf, size_t n, const char *sep, const char *txt)
 
 static void judge(const struct sp_sample *s, const struct sp_spark *k, struct verdict *v)
 {
-	char g1[32], g2[32], t[160];
+	char g1[32], g2[32], g3[32], t[200];
 	v->trouble = false;
 	v->line[0] = 0;
 	if (!sp_ok(s->budget.now.why)) {
@@ -76,8 +77,21 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 		snprintf(t, sizeof t, "%s for a new job now", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
 	vappend(v->line, sizeof v->line, "; ", t);
 	if (s->budget.now.v < TROUBLE_BUDGET) {
+		/* say which quantity is low: MemFree itself, or what is left of it
+		 * once the reserve (or the cgroup's limit) is counted */
 		v->trouble = true;
-		vappend(v->line, sizeof v->line, "; ", "TROUBLE: under 1 GiB free, a new allocation can wedge the machine");
+		double mfree = s->mem.why == SP_OK ? (double)s->mem.v[SP_MI_FREE] : NAN;
+		if (s->budget.cgroup_bound)
+			snprintf(t, sizeof t, "TROUBLE: the budget (cgroup headroom) is %s, under 1 GiB: a new allocation in "
+				 "this cgroup fails", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
+		else if (isfinite(mfree) && mfree < (double)TROUBLE_BUDGET)
+			snprintf(t, sizeof t, "TROUBLE: MemFree is %s, under 1 GiB: a new allocation can wedge the machine",
+				 sp_fmt_gib(g1, sizeof g1, mfree));
+		else
+			snprintf(t, sizeof t, "TROUBLE: the budget (MemFree %s - reserve %s) is %s, under 1 GiB",
+				 sp_fmt_gib(g1, sizeof g1, mfree), sp_fmt_gib(g2, sizeof g2, (double)s->budget.reserve),
+				 sp_fmt_gib(g3, sizeof g3, (double)s->budget.now.v));
+		vappend(v->line, sizeof v->line, "; ", t);
 	}
 	const struct sp_psi *pm = &s->psi[SP_PSI_MEMORY];
 	if (pm->why == SP_OK && pm->full.ok && pm->full.avg10 >= TROUBLE_PSI_FULL) {
@@ -111,7 +125,9 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 			vappend(v->line, sizeof v->line, "; ", t);
 		}
 	}
-	if (k->at_pl1_cap)
+	/* one diagnosis: under USB-PD safety mode PL1 sits at its 20 W cap
+	 * because of the adapter, not the platform's sustained limit */
+	if (k->at_pl1_cap && !k->usb_pd_safety)
 		vappend(v->line, sizeof v->line, "; ", "PL1 at its cap (the platform's sustained power limit)");
 	if (contig_low(s)) {
 		snprintf(t, sizeof t, "only %s free in blocks of 2 MiB or more: a model load may fail (flush + compact)",
@@ -458,9 +474,12 @@ static void print_sensors(const struct sp_sample *s, const struct style *st, con
 			printf("  %-13s %6.1f W   spbm soc_pkg\n", "SoC power", k->soc_power_w);
 		if (k->pl1_ok && k->pl1_cap_ok)
 			printf("  %-13s %6.1f W   of a %.0f W cap (%.0f%%)%s\n", "PL1 average", k->pl1_w, k->pl1_cap_w, k->pl1_pct,
-			       k->at_pl1_cap ? ": at the sustained limit" : "");
+			       k->usb_pd_safety ? ": held there by USB-PD safety mode"
+			       : k->at_pl1_cap ? ": at the sustained limit"
+					       : "");
 		if (k->usb_pd_safety)
-			printf("  %s%sPL1 CAP IS 20 W: USB-PD safety mode (wrong or weak adapter); the machine runs at half speed%s\n",
+			printf("  %s%sPL1 CAP IS 20 W: USB-PD safety mode (wrong or weak adapter); the SoC may draw 20 W of its "
+			       "140 W rating, so a load runs far below its normal speed%s\n",
 			       st->bold, st->red, st->off);
 		int shown = 0;
 		for (int i = 0; i < s->nzones && shown < 8; i++) {

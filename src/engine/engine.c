@@ -726,8 +726,14 @@ static void episode_line(struct wl *w, enum sp_attr_event e)
 				? "; this is the platform's sustained power limit (PL1), expected under long load: "
 				  "not a reason to retune the batch size"
 				: "");
+	} else if (e == SP_ATTR_EPISODE_UPDATE) {
+		/* judged over its whole length, the episode has another dominant cause */
+		sp_attr_detail(a, d, sizeof d);
+		emit_event(w, SP_EV_EPISODE_UPDATE, d);
+		sp_note("slowdown: now mostly %s (%s)%s%s", sp_attr_cause_name(a->cause), a->evidence,
+			a->shares[0] ? "; also " : "", a->shares);
 	} else {
-		snprintf(d, sizeof d, "cause=%s rate=%.4g", sp_attr_cause_name(a->cause), a->last_rate);
+		sp_attr_detail(a, d, sizeof d);
 		emit_event(w, SP_EV_EPISODE_END, d);
 		sp_note("slowdown over: %.3g %s, back within %.0f%% of the baseline (it was %s)", a->last_rate, a->unit,
 			a->slowdown_pct, sp_attr_cause_name(a->cause));
@@ -1268,6 +1274,11 @@ static int end_event(struct wl *w)
 	const struct sp_engine_opts *o = w->o;
 	int status = w->status;
 	char d[200];
+	if (w->attr.in_episode) {
+		/* an episode still open: its judgement over the whole length */
+		sp_attr_detail(&w->attr, d, sizeof d);
+		emit_event(w, SP_EV_EPISODE_UPDATE, d);
+	}
 	if (w->have_child) {
 		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		const char *by = "exit";

@@ -91,6 +91,10 @@ struct sp_catalog_entry {
 };
 /* Every catalog model, for --list-models: a malloc'ed array (free() it). 0 or -1 with err. */
 int sp_catalog_list(struct sp_catalog_entry **out, size_t *n, char *err, size_t errlen);
+/* The catalog names nearest to WANT (a variant suffix such as -instruct
+ * dropped; edit distance over names and aliases): "a, b, c" into out.
+ * Returns how many (0: none near). */
+int sp_catalog_nearest(const char *want, char *out, size_t n);
 /* The catalog's raw text (embedded or SPARKOPS_CATALOG) for fuzzing and tests. */
 int sp_catalog_parse(const char *buf, size_t len, const char *label, const char *want,
 		     struct sp_model_shape *m, struct sp_catalog_entry **list, size_t *n,

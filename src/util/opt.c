@@ -81,7 +81,12 @@ static const char *apply(const struct sp_option *o, const char *v, char *why, si
 		return NULL;
 	case SP_OPTK_SIZE: {
 		uint64_t x;
-		if (sp_parse_size(v, &x) < 0 || !in_bounds(o, (double)x)) {
+		int pr = sp_parse_size_unit(v, &x);
+		if (pr == -2) {
+			snprintf(why, n, "is not a size: give a unit (e.g. %.20sGiB)", v);
+			return why;
+		}
+		if (pr < 0 || !in_bounds(o, (double)x)) {
 			if (o->flags & SP_OPTF_LO_OPEN && o->lo == 0 && o->hi == 0)
 				return "is not a size above 0 (e.g. 8GiB, 512M)";
 			return "is not a size (e.g. 4GiB, 512M)";

@@ -83,6 +83,19 @@ int sp_parse_size(const char *s, uint64_t *out)
 	return -1;
 }
 
+int sp_parse_size_unit(const char *s, uint64_t *out)
+{
+	double v;
+	const char *suf;
+	if (!s || num_prefix(s, &v, &suf) < 0)
+		return -1;
+	/* a bare number: bytes to the parser, but a user who types --budget 10
+	 * means 10 GiB; only 0 is the same in every unit */
+	if (suffix_is(suf, "") && v != 0)
+		return -2;
+	return sp_parse_size(s, out);
+}
+
 int sp_parse_count(const char *s, double *out)
 {
 	double v;

@@ -14,6 +14,10 @@
  * are binary; "8KB"/"8MB"/"8GB"/"8TB" are decimal (what a disk vendor means).
  * Fractions are allowed ("1.5G"). Returns 0 or -1 for garbage, negatives and overflow. */
 int sp_parse_size(const char *s, uint64_t *out);
+/* A SIZE a user typed (options, --cohost ollama:SIZE): as sp_parse_size but a
+ * unit is required ("10" is -2: the user meant GiB, not 10 bytes); "0" alone
+ * is allowed. */
+int sp_parse_size_unit(const char *s, uint64_t *out);
 
 /* COUNT: "70e9", "7000000000", "8B"/"8b" (billions), "500M"/"500m" (millions), "1.5K".
  * Returns 0 or -1. */

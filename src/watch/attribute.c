@@ -198,6 +198,223 @@ enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *r
 	return SP_AC_UNKNOWN;
 }
 
+/* ---- the episode over its whole length ------------------------------------------- */
+
+static bool pl1_at_cap(const struct sp_attr_obs *o)
+{
+	return !isnan(o->pl1_w) && o->pl1_cap_w > 0 && o->pl1_w >= SP_ATTR_PL1_AT_CAP * o->pl1_cap_w;
+}
+
+#define CBIT(c) (1u << (c))
+
+unsigned sp_attr_sample_causes(const struct sp_attr *a, const struct sp_attr_obs *prev, const struct sp_attr_obs *o)
+{
+	const struct sp_attr_obs *base = &a->base_obs;
+	uint64_t r = o->reasons_ok ? o->reasons : 0;
+	uint64_t rb = a->have_baseline && base->reasons_ok ? base->reasons : 0;
+	unsigned fresh = 0, old = 0;
+	double dt = prev && o->t > prev->t ? o->t - prev->t : 1;
+	/* thermal: a thermal reason, thermal violation time growing, a hot SoC */
+	if (r & THERMAL_BITS & ~rb)
+		fresh |= CBIT(SP_AC_THERMAL);
+	else if (r & THERMAL_BITS)
+		old |= CBIT(SP_AC_THERMAL);
+	if (prev && grew(prev->viol_thermal_s, o->viol_thermal_s, 0.05 * dt))
+		fresh |= CBIT(SP_AC_THERMAL);
+	if (!isnan(o->soc_temp_c) && o->soc_temp_c >= SP_ATTR_SOC_HOT_C)
+		fresh |= CBIT(SP_AC_THERMAL);
+	/* power: a power reason, PL1 at its cap, or (no reason saying anything)
+	 * the sustained limit's signature: the die warming at flat power */
+	if (r & POWER_BITS & ~rb)
+		fresh |= CBIT(SP_AC_POWER_CAP);
+	else if (r & POWER_BITS)
+		old |= CBIT(SP_AC_POWER_CAP);
+	if (pl1_at_cap(o)) {
+		if (a->have_baseline && pl1_at_cap(base))
+			old |= CBIT(SP_AC_POWER_CAP);
+		else
+			fresh |= CBIT(SP_AC_POWER_CAP);
+	}
+	const struct sp_attr_episode *e = &a->ep;
+	if (!(r & (THERMAL_BITS | POWER_BITS)) && !isnan(o->gpu_temp_c) && !isnan(e->temp0) && !isnan(o->gpu_power_w) &&
+	    !isnan(e->pow0) && o->gpu_temp_c - e->temp0 >= 3 && fabs(o->gpu_power_w - e->pow0) <= 0.05 * e->pow0)
+		fresh |= CBIT(SP_AC_POWER_CAP);
+	/* memory, CPU, I/O: PSI at this sample */
+	if ((!isnan(o->psi_mem_some) && o->psi_mem_some >= SP_ATTR_PSI_MEM) ||
+	    (!isnan(o->psi_mem_full) && o->psi_mem_full >= SP_ATTR_PSI_MEM / 2))
+		fresh |= CBIT(SP_AC_MEMORY);
+	if (grew(e->swap0, o->swap_used, 256.0 * 1024 * 1024))
+		fresh |= CBIT(SP_AC_MEMORY);
+	if (!isnan(e->cache0) && !isnan(o->page_cache) && o->page_cache < 0.5 * e->cache0 &&
+	    e->cache0 - o->page_cache >= 1024.0 * 1024 * 1024)
+		fresh |= CBIT(SP_AC_MEMORY); /* the job's cache stays evicted */
+	if (e->competing || o->process_appeared)
+		fresh |= CBIT(SP_AC_COMPETING);
+	if (!isnan(o->psi_cpu_some) && o->psi_cpu_some >= SP_ATTR_PSI_CPU)
+		fresh |= CBIT(SP_AC_CPU);
+	if (!isnan(o->psi_io_some) && o->psi_io_some >= SP_ATTR_PSI_IO)
+		fresh |= CBIT(SP_AC_IO);
+	/* both reasons on: a thermal slowdown clamps the clocks below the power
+	 * cap, so the interval is thermal's (PL1 at its cap still counts) */
+	if ((fresh & CBIT(SP_AC_THERMAL)) && (r & THERMAL_BITS) && (r & POWER_BITS) && !pl1_at_cap(o))
+		fresh &= ~CBIT(SP_AC_POWER_CAP);
+	return fresh ? fresh : old;
+}
+
+/* the order causes win a tie in: the strongest evidence first */
+static const enum sp_cause tie_order[] = { SP_AC_THERMAL, SP_AC_POWER_CAP, SP_AC_MEMORY, SP_AC_COMPETING,
+					   SP_AC_CPU, SP_AC_IO };
+#define NTIE (sizeof tie_order / sizeof tie_order[0])
+
+static double psi_avg(const struct sp_attr_episode *e, int k)
+{
+	return e->psi_n[k] ? e->psi_sum[k] / e->psi_n[k] : NAN;
+}
+
+/* The evidence words for the dominant cause, over the whole episode. */
+static void episode_evidence(struct sp_attr *a, enum sp_cause c)
+{
+	const struct sp_attr_episode *e = &a->ep;
+	char *ev = a->evidence;
+	size_t n = sizeof a->evidence;
+	ev[0] = 0;
+	ev_add(ev, n, "%s %.0f%% of %.1fs", sp_cause_name(c), 100.0 * e->sec[c] / e->total_s, e->total_s);
+	if (c == SP_AC_THERMAL || c == SP_AC_POWER_CAP) {
+		uint64_t bits = c == SP_AC_THERMAL ? THERMAL_BITS : POWER_BITS;
+		int best = -1;
+		for (int b = 0; b < 9; b++)
+			if ((bits >> b & 1) && e->bit_s[b] > 0 && (best < 0 || e->bit_s[b] > e->bit_s[best]))
+				best = b;
+		if (best >= 0)
+			ev_add(ev, n, "%s on %.1fs", sp_reason_name(best), e->bit_s[best]);
+	}
+	if (c == SP_AC_THERMAL && e->viol_thermal_s > 0)
+		ev_add(ev, n, "thermal violation time +%.1fs", e->viol_thermal_s);
+	if (c == SP_AC_POWER_CAP && e->pl1_s > 0)
+		ev_add(ev, n, "PL1 at its cap %.1fs", e->pl1_s);
+	if (c == SP_AC_POWER_CAP && e->plateau_s > 0)
+		ev_add(ev, n, "GPU warming at flat power %.1fs", e->plateau_s);
+	if (c == SP_AC_MEMORY && !isnan(psi_avg(e, 0)))
+		ev_add(ev, n, "PSI memory some %.1f%% over the episode", psi_avg(e, 0));
+	if (c == SP_AC_CPU)
+		ev_add(ev, n, "PSI cpu some %.1f%% over the episode", psi_avg(e, 1));
+	if (c == SP_AC_IO)
+		ev_add(ev, n, "PSI io some %.1f%% over the episode", psi_avg(e, 2));
+	if (c == SP_AC_COMPETING)
+		ev_add(ev, n, "a memory-heavy process appeared");
+}
+
+/* Name the dominant cause and the others' shares; whether it changed. */
+static bool episode_judge(struct sp_attr *a)
+{
+	struct sp_attr_episode *e = &a->ep;
+	enum sp_cause best = SP_AC_UNKNOWN;
+	double bs = 0;
+	for (size_t i = 0; i < NTIE; i++)
+		if (e->sec[tie_order[i]] > bs + 1e-9) {
+			bs = e->sec[tie_order[i]];
+			best = tie_order[i];
+		}
+	/* unknown when no evidence covers even a fifth of the episode */
+	if (!(e->total_s > 0) || bs < 0.2 * e->total_s)
+		best = SP_AC_UNKNOWN;
+	a->shares[0] = 0;
+	for (size_t i = 0; i < NTIE; i++) {
+		enum sp_cause c = tie_order[i];
+		if (c == best || !(e->sec[c] > 0) || !(e->total_s > 0))
+			continue;
+		size_t l = strlen(a->shares);
+		snprintf(a->shares + l, sizeof a->shares - l, "%s%s %.0f%%", l ? ", " : "", sp_cause_name(c),
+			 100.0 * e->sec[c] / e->total_s);
+	}
+	a->share_pct = best != SP_AC_UNKNOWN ? (int)lround(100.0 * bs / e->total_s) : 0;
+	bool changed = best != a->cause;
+	if (changed || best != SP_AC_UNKNOWN) {
+		a->cause = best;
+		if (best != SP_AC_UNKNOWN)
+			episode_evidence(a, best);
+		else
+			snprintf(a->evidence, sizeof a->evidence, "no evidence covers a fifth of the %.1fs episode",
+				 e->total_s);
+	}
+	return changed;
+}
+
+/* The episode opens: the detection window's judgement seeds it. */
+static void episode_open(struct sp_attr *a, const struct sp_attr_obs *o)
+{
+	struct sp_attr_episode *e = &a->ep;
+	memset(e, 0, sizeof *e);
+	e->temp0 = a->ref.gpu_temp_c;
+	e->pow0 = a->ref.gpu_power_w;
+	e->competing = a->competing_since_ref;
+	e->swap0 = a->ref.swap_used;
+	e->cache0 = a->ref.page_cache;
+	double span = o->t - a->ref.t;
+	if (!(span > 0))
+		span = 0;
+	e->total_s = span;
+	if (a->cause != SP_AC_UNKNOWN)
+		e->sec[a->cause] = span;
+	e->last_t = o->t;
+	e->prev = *o;
+	a->shares[0] = 0;
+	a->share_pct = a->cause != SP_AC_UNKNOWN ? 100 : 0;
+}
+
+/* One more sample of an open episode: the interval since the previous one
+ * counts for the evidence present now. Returns whether the cause changed. */
+static bool episode_add(struct sp_attr *a, const struct sp_attr_obs *o)
+{
+	struct sp_attr_episode *e = &a->ep;
+	double dt = o->t - e->last_t;
+	if (o->process_appeared)
+		e->competing = true;
+	if (!(dt > 0))
+		return false;
+	unsigned set = sp_attr_sample_causes(a, &e->prev, o);
+	for (int c = 0; c < SP_CAUSE_N; c++)
+		if (set >> c & 1)
+			e->sec[c] += dt;
+	uint64_t r = o->reasons_ok ? o->reasons : 0;
+	for (int b = 0; b < 9; b++)
+		if (r >> b & 1)
+			e->bit_s[b] += dt;
+	if (pl1_at_cap(o))
+		e->pl1_s += dt;
+	if (!(r & (THERMAL_BITS | POWER_BITS)) && (set & CBIT(SP_AC_POWER_CAP)) && !pl1_at_cap(o))
+		e->plateau_s += dt;
+	if (grew(e->prev.viol_thermal_s, o->viol_thermal_s, 0))
+		e->viol_thermal_s += o->viol_thermal_s - e->prev.viol_thermal_s;
+	const double psi[3] = { o->psi_mem_some, o->psi_cpu_some, o->psi_io_some };
+	for (int k = 0; k < 3; k++)
+		if (!isnan(psi[k])) {
+			e->psi_sum[k] += psi[k];
+			e->psi_n[k]++;
+		}
+	e->total_s += dt;
+	e->last_t = o->t;
+	e->prev = *o;
+	return episode_judge(a);
+}
+
+void sp_attr_detail(const struct sp_attr *a, char *d, size_t n)
+{
+	char sh[96];
+	size_t k = 0;
+	/* "power_cap 9%, thermal 2%" -> "power_cap:9,thermal:2" */
+	for (const char *p = a->shares; *p && k + 1 < sizeof sh; p++) {
+		if (*p == '%')
+			continue;
+		if (*p == ' ' && p > a->shares && p[-1] == ',')
+			continue;
+		sh[k++] = *p == ' ' ? ':' : *p;
+	}
+	sh[k] = 0;
+	snprintf(d, n, "cause=%s share_pct=%d shares=%s rate=%.4g", sp_cause_name(a->cause), a->share_pct,
+		 k ? sh : "-", a->last_rate);
+}
+
 /* A healthy sample: the window the evidence is judged over starts a few
  * healthy samples back, so a reason that turned on just before the rate fell
  * still counts as new. */
@@ -287,6 +504,7 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 		a->episode_start_t = o->t;
 		a->drop_pct = (1.0 - o->rate / a->baseline) * 100.0;
 		a->cause = sp_attr_judge(a, &a->ref, o, a->evidence, sizeof a->evidence);
+		episode_open(a, o);
 		return SP_ATTR_EPISODE_START;
 	}
 	if (a->in_episode && a->above >= SP_ATTR_CONFIRM) {
@@ -294,5 +512,9 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o)
 		window_reset(a, o);
 		return SP_ATTR_EPISODE_END;
 	}
+	/* while it lasts (the samples back above the baseline that end it too)
+	 * the episode is judged again over its whole length */
+	if (a->in_episode && episode_add(a, o))
+		return SP_ATTR_EPISODE_UPDATE;
 	return SP_ATTR_NONE;
 }

@@ -51,7 +51,25 @@ struct sp_attr_obs {
 	bool process_appeared;  /* a memory-heavy process appeared at this sample */
 };
 
-enum sp_attr_event { SP_ATTR_NONE, SP_ATTR_EPISODE_START, SP_ATTR_EPISODE_END };
+/* EPISODE_UPDATE: the episode's dominant cause changed while it lasts */
+enum sp_attr_event { SP_ATTR_NONE, SP_ATTR_EPISODE_START, SP_ATTR_EPISODE_UPDATE, SP_ATTR_EPISODE_END };
+
+/* An episode judged over its whole length (docs/run.md "Attribution"): the
+ * seconds each cause's evidence was present, PSI averaged over the episode,
+ * the temperature and power trend since it started. */
+struct sp_attr_episode {
+	double last_t;              /* the previous sample's time */
+	double total_s;             /* seconds judged (the detection's window + every sample since) */
+	double sec[SP_CAUSE_N];     /* seconds under each cause's evidence */
+	double bit_s[9];            /* seconds under each clocks event reason */
+	double pl1_s, plateau_s, viol_thermal_s;
+	double psi_sum[3];          /* memory some, cpu some, io some: sums over the samples */
+	int psi_n[3];
+	double temp0, pow0;         /* at the episode's start */
+	double swap0, cache0;       /* swap use and page cache before the drop */
+	bool competing;
+	struct sp_attr_obs prev;    /* the previous sample */
+};
 
 struct sp_attr {
 	double window_s, slowdown_pct;
@@ -69,6 +87,9 @@ struct sp_attr {
 	double episode_start_t;
 	double drop_pct, last_rate;
 	char evidence[160];       /* "thermal reason sw_thermal_slowdown on; ..." */
+	char shares[96];          /* the other causes' shares: "power_cap 9%, memory_pressure 4%"; "" when none */
+	int share_pct;            /* the dominant cause's share of the episode, % */
+	struct sp_attr_episode ep;
 	/* the last healthy sample, the start of the window the evidence comes from */
 	bool have_ref;
 	struct sp_attr_obs ref;   /* the oldest of the last healthy samples */
@@ -91,4 +112,11 @@ enum sp_attr_event sp_attr_feed(struct sp_attr *a, const struct sp_attr_obs *o);
 enum sp_cause sp_attr_judge(const struct sp_attr *a, const struct sp_attr_obs *ref, const struct sp_attr_obs *now,
 			    char *ev, size_t evlen);
 void sp_attr_obs_clear(struct sp_attr_obs *o);
+/* The detail of an episode_update / episode_end row: "cause=C share_pct=P
+ * shares=C:P,C:P rate=R" (shares: the other causes, "-" when none). */
+void sp_attr_detail(const struct sp_attr *a, char *d, size_t n);
+/* The evidence present at one sample of an episode, as a set of causes
+ * (1u << cause); what is new since the baseline, else what was already on.
+ * Exposed for tests. */
+unsigned sp_attr_sample_causes(const struct sp_attr *a, const struct sp_attr_obs *prev, const struct sp_attr_obs *o);
 #endif

@@ -42,7 +42,8 @@ struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column o
 #define SP_EV_REASON_ON "reason_on"       /* detail: the reason name */
 #define SP_EV_REASON_OFF "reason_off"
 #define SP_EV_EPISODE_START "episode_start" /* detail: cause=C drop_pct=P baseline=B rate=R */
-#define SP_EV_EPISODE_END "episode_end"   /* detail: cause=C */
+#define SP_EV_EPISODE_UPDATE "episode_update" /* detail: cause=C share_pct=P shares=C:P,C:P rate=R */
+#define SP_EV_EPISODE_END "episode_end"   /* detail: as episode_update: the cause over the whole episode */
 #define SP_EV_GUARD_WARN "guard_warn"
 #define SP_EV_GUARD_FLUSH "guard_flush"   /* detail: freed_bytes=N ... */
 #define SP_EV_GUARD_TERM "guard_term"

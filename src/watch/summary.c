@@ -87,14 +87,27 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 		e->start = r->unix_time;
 		e->end = NAN;
 		e->drop_pct = NAN;
+		e->share_pct = -1;
+		e->shares[0] = 0;
 		if (!sp_detail_get(r->detail, "cause", e->cause, sizeof e->cause))
 			snprintf(e->cause, sizeof e->cause, "unknown");
 		if (sp_detail_get(r->detail, "drop_pct", v, sizeof v))
 			e->drop_pct = strtod(v, NULL);
-	} else if (strcmp(r->event, SP_EV_EPISODE_END) == 0) {
+	} else if (strcmp(r->event, SP_EV_EPISODE_END) == 0 || strcmp(r->event, SP_EV_EPISODE_UPDATE) == 0) {
+		/* the episode judged over its length: its cause is the latest one said */
+		bool end = strcmp(r->event, SP_EV_EPISODE_END) == 0;
 		for (int i = s->n_episodes - 1; i >= 0; i--) {
-			if (isnan(s->episodes[i].end)) {
-				s->episodes[i].end = r->unix_time;
+			struct sp_episode *e = &s->episodes[i];
+			if (isnan(e->end)) {
+				if (end)
+					e->end = r->unix_time;
+				if (sp_detail_get(r->detail, "share_pct", v, sizeof v)) {
+					sp_detail_get(r->detail, "cause", e->cause, sizeof e->cause);
+					e->share_pct = (int)strtol(v, NULL, 10);
+					if (!sp_detail_get(r->detail, "shares", e->shares, sizeof e->shares) ||
+					    strcmp(e->shares, "-") == 0)
+						e->shares[0] = 0;
+				}
 				break;
 			}
 		}
@@ -112,6 +125,14 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 		g->t = r->unix_time;
 		snprintf(g->action, sizeof g->action, "%s", r->event + 6);
 		snprintf(g->detail, sizeof g->detail, "%.95s", r->detail);
+	} else if (strcmp(r->event, SP_EV_STOP) == 0) {
+		/* watch: no exit code, but how the watch ended (pid_ended, signal,
+		 * count, duration), as the log says */
+		s->ended = true;
+		if (!sp_detail_get(r->detail, "reason", s->ended_by, sizeof s->ended_by))
+			snprintf(s->ended_by, sizeof s->ended_by, "stop");
+		if (sp_detail_get(r->detail, "signal", v, sizeof v))
+			s->signal = (int)strtol(v, NULL, 10);
 	} else if (strcmp(r->event, SP_EV_EXIT) == 0) {
 		s->ended = true;
 		if (!sp_detail_get(r->detail, "ended_by", s->ended_by, sizeof s->ended_by))
@@ -185,6 +206,18 @@ json_t *sp_summary_json(const struct sp_summary *s)
 		json_object_set_new(x, "end", num_or_null(e->end));
 		json_object_set_new(x, "cause", sp_json_text(e->cause));
 		json_object_set_new(x, "drop_pct", num_or_null(e->drop_pct));
+		json_object_set_new(x, "cause_share_pct", e->share_pct >= 0 ? json_integer(e->share_pct) : json_null());
+		json_t *sh = json_object();
+		char tmp[48];
+		snprintf(tmp, sizeof tmp, "%s", e->shares);
+		for (char *save = NULL, *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char *colon = strchr(tok, ':');
+			if (colon) {
+				*colon = 0;
+				json_object_set_new(sh, tok, json_integer(strtol(colon + 1, NULL, 10)));
+			}
+		}
+		json_object_set_new(x, "other_causes_pct", sh);
 		json_array_append_new(ep, x);
 	}
 	json_object_set_new(o, "episodes", ep);
@@ -223,13 +256,40 @@ static const char *clock_of(char *buf, size_t n, double t)
 	return buf;
 }
 
+/* A log detail for people: "free_bytes=21468246016 floor_bytes=8589934592"
+ * -> "free=20.0GiB floor=8.0GiB" (the log keeps the bytes). */
+static void print_human_detail(FILE *f, const char *d)
+{
+	while (*d) {
+		size_t tl = strcspn(d, " ");
+		const char *eq = memchr(d, '=', tl);
+		if (eq && eq - d > 6 && strncmp(eq - 6, "_bytes", 6) == 0) {
+			char *end;
+			double b = strtod(eq + 1, &end);
+			if (end == d + tl && isfinite(b)) {
+				char g[32];
+				fprintf(f, "%.*s=%s", (int)(eq - 6 - d), d, sp_fmt_gib(g, sizeof g, b));
+				d += tl;
+				goto next;
+			}
+		}
+		fprintf(f, "%.*s", (int)tl, d);
+		d += tl;
+	next:
+		while (*d == ' ')
+			fputc(*d++, f);
+	}
+}
+
 void sp_summary_print(FILE *f, const struct sp_summary *s)
 {
 	char a[32], b[32], c[32];
 	fprintf(f, "summary:\n");
 	fprintf(f, "  duration      %s, %ld samples, %ld events\n",
 		sp_fmt_duration(a, sizeof a, isfinite(s->t_first) ? s->t_last - s->t_first : 0), s->samples, s->events);
-	if (s->ended) {
+	if (s->ended && s->exit_code < 0) {
+		fprintf(f, "  ended         by %s\n", s->ended_by);
+	} else if (s->ended) {
 		if (s->signal > 0)
 			fprintf(f, "  ended         by %s (signal %d, exit status %d)\n", s->ended_by, s->signal, s->exit_code);
 		else
@@ -273,13 +333,23 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 		const struct sp_episode *e = &s->episodes[i];
 		fprintf(f, "  slowdown      %s-%s %s", clock_of(a, sizeof a, e->start), clock_of(b, sizeof b, e->end),
 			e->cause);
+		if (e->share_pct >= 0)
+			fprintf(f, " %d%%", e->share_pct);
 		if (isfinite(e->drop_pct))
 			fprintf(f, " (-%.0f%%)", e->drop_pct);
+		if (e->shares[0]) {
+			fprintf(f, "; also ");
+			for (const char *p = e->shares; *p; p++)
+				fputs(*p == ':' ? " " : *p == ',' ? "%, " : (char[]){ *p, 0 }, f);
+			fputc('%', f);
+		}
 		fprintf(f, "\n");
 	}
-	for (int i = 0; i < s->n_guard; i++)
-		fprintf(f, "  guard         %s %s %s\n", clock_of(a, sizeof a, s->guard[i].t), s->guard[i].action,
-			s->guard[i].detail);
+	for (int i = 0; i < s->n_guard; i++) {
+		fprintf(f, "  guard         %s %s ", clock_of(a, sizeof a, s->guard[i].t), s->guard[i].action);
+		print_human_detail(f, s->guard[i].detail);
+		fputc('\n', f);
+	}
 	if (s->last_row_incomplete)
 		fprintf(f, "  note          the last row was incomplete (the log was cut off)\n");
 	if (s->rows_skipped)

@@ -17,6 +17,8 @@ struct sp_episode {
 	double start, end;  /* unix time; end NAN while open */
 	char cause[24];
 	double drop_pct;    /* NAN when not said */
+	int share_pct;      /* the cause's share of the episode, %; -1 not said (a log from before) */
+	char shares[48];    /* the other causes: "power_cap:9,thermal:2"; "" none */
 };
 
 struct sp_guard_action {

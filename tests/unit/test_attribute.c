@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <errno.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "qemu_skip.h"
@@ -154,6 +155,106 @@ static void causes(void **st)
 	assert_int_equal(script(tw_io, &s, &e, false), SP_AC_IO);
 	assert_int_equal(script(tw_thermal_and_memory, &s, &e, false), SP_AC_THERMAL);
 	assert_int_equal(script(tw_persistent_power, &s, &e, false), SP_AC_POWER_CAP);
+}
+
+/* Item 1 of "every message true": an episode judged over its whole length.
+ * Rate 10 it/s, 6 it/s from t=20 on; tweak() scripts the evidence. Returns the
+ * cause at the episode's start, *final the cause at the last sample. */
+static enum sp_cause script_final(tweak_fn tweak, enum sp_cause *final, int *updates, char *shares, size_t n)
+{
+	static struct sp_attr a;
+	sp_attr_init(&a, 10, 15);
+	enum sp_cause first = SP_AC_N;
+	*updates = 0;
+	for (int t = 0; t < 60; t++) {
+		struct sp_attr_obs o;
+		sp_attr_obs_clear(&o);
+		o.t = t;
+		o.rate = t < 20 ? 10.0 : 6.0;
+		strcpy(o.unit, "it/s");
+		o.rate_fresh = true;
+		o.reasons_ok = true;
+		o.gpu_temp_c = 70;
+		o.gpu_power_w = 90 + (t % 3) * 10;
+		o.psi_mem_some = o.psi_mem_full = o.psi_cpu_some = o.psi_io_some = 0.1;
+		o.swap_used = 0;
+		o.page_cache = 20e9;
+		tweak(&o, t, 20);
+		enum sp_attr_event e = sp_attr_feed(&a, &o);
+		if (e == SP_ATTR_EPISODE_START)
+			first = a.cause;
+		if (e == SP_ATTR_EPISODE_UPDATE)
+			(*updates)++;
+	}
+	assert_true(a.in_episode);
+	*final = a.cause;
+	snprintf(shares, n, "%s", a.shares);
+	return first;
+}
+
+/* the power-cap reason comes on with the drop, sw_thermal_slowdown once the
+ * episode is open and stays on, the die warming at flat power */
+static void tw_power_then_thermal(struct sp_attr_obs *o, double t, double drop)
+{
+	o->gpu_power_w = 100;
+	o->gpu_temp_c = 70 + (t > drop ? (t - drop) * 0.5 : 0);
+	if (t >= drop)
+		o->reasons = SP_REASON_SW_POWER_CAP;
+	if (t >= drop + 3)
+		o->reasons = SP_REASON_SW_THERMAL;
+}
+/* both reasons on from the drop, thermal a second later, both staying on */
+static void tw_power_and_thermal(struct sp_attr_obs *o, double t, double drop)
+{
+	if (t >= drop)
+		o->reasons = SP_REASON_SW_POWER_CAP;
+	if (t >= drop + 3)
+		o->reasons |= SP_REASON_SW_THERMAL;
+}
+/* a long power-capped episode with a one-second thermal blip */
+static void tw_power_blip(struct sp_attr_obs *o, double t, double drop)
+{
+	if (t >= drop)
+		o->reasons = SP_REASON_SW_POWER_CAP;
+	if (t == 30)
+		o->reasons = SP_REASON_SW_THERMAL;
+}
+/* CPU contention: PSI avg10 climbs slowly and lags the detection */
+static void tw_cpu_lag(struct sp_attr_obs *o, double t, double drop)
+{
+	if (t >= drop)
+		o->psi_cpu_some = fmin(80, (t - drop) * 6);
+}
+
+static void whole_episode(void **st)
+{
+	(void)st;
+	enum sp_cause fin;
+	int up;
+	char sh[96];
+	assert_int_equal(script_final(tw_power_then_thermal, &fin, &up, sh, sizeof sh), SP_AC_POWER_CAP);
+	assert_int_equal(fin, SP_AC_THERMAL);
+	assert_true(up >= 1);
+	assert_non_null(strstr(sh, "power_cap "));
+	assert_int_equal(script_final(tw_power_and_thermal, &fin, &up, sh, sizeof sh), SP_AC_POWER_CAP);
+	assert_int_equal(fin, SP_AC_THERMAL);
+	assert_int_equal(script_final(tw_power_blip, &fin, &up, sh, sizeof sh), SP_AC_POWER_CAP);
+	assert_int_equal(fin, SP_AC_POWER_CAP);
+	assert_int_equal(up, 0);
+	assert_string_equal(sh, "thermal 2%");
+	assert_int_equal(script_final(tw_cpu_lag, &fin, &up, sh, sizeof sh), SP_AC_UNKNOWN);
+	assert_int_equal(fin, SP_AC_CPU);
+	assert_int_equal(script_final(tw_memory, &fin, &up, sh, sizeof sh), SP_AC_MEMORY);
+	assert_int_equal(fin, SP_AC_MEMORY);
+	assert_int_equal(up, 0);
+	assert_int_equal(script_final(tw_cache, &fin, &up, sh, sizeof sh), SP_AC_MEMORY);
+	assert_int_equal(fin, SP_AC_MEMORY);
+	assert_int_equal(script_final(tw_competing, &fin, &up, sh, sizeof sh), SP_AC_COMPETING);
+	assert_int_equal(fin, SP_AC_COMPETING);
+	assert_int_equal(script_final(tw_power_plateau, &fin, &up, sh, sizeof sh), SP_AC_POWER_CAP);
+	assert_int_equal(fin, SP_AC_POWER_CAP);
+	assert_int_equal(script_final(tw_power_frozen_counter, &fin, &up, sh, sizeof sh), SP_AC_UNKNOWN);
+	assert_int_equal(fin, SP_AC_UNKNOWN);
 }
 
 static void episode_ends(void **st)
@@ -357,7 +458,7 @@ static void events(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(causes),      cmocka_unit_test(episode_ends), cmocka_unit_test(baseline_rules),
+		cmocka_unit_test(causes), cmocka_unit_test(whole_episode),      cmocka_unit_test(episode_ends), cmocka_unit_test(baseline_rules),
 		cmocka_unit_test(guard_ladder), cmocka_unit_test(guard_sleep), cmocka_unit_test(stat_parse),
 		cmocka_unit_test(tree_of_self), cmocka_unit_test(kmsg_match), cmocka_unit_test(events),
 	};

@@ -111,6 +111,9 @@ static void errors(void **st)
 	assert_string_equal(err, "option '--batch' needs a value");
 	assert_int_equal(parse("--reserve", "lots", NULL), -2);
 	assert_string_equal(err, "--reserve: 'lots' is not a size (e.g. 4GiB, 512M)");
+	assert_int_equal(parse("--reserve", "10", NULL), -2);
+	assert_string_equal(err, "--reserve: '10' is not a size: give a unit (e.g. 10GiB)");
+	assert_true(parse("--reserve", "0", NULL) >= 0);
 	assert_int_equal(parse("--floor", "0", NULL), -2);
 	assert_string_equal(err, "--floor: '0' is not a size above 0 (e.g. 8GiB, 512M)");
 	assert_int_equal(parse("--interval", "0.01", NULL), -2);
