@@ -31,7 +31,7 @@ for round in 1 2 3; do
 	floor=$(( (free_kb - 1536 * 1024) * 1024 )) # 1.5 GiB under MemFree
 	"$TMP/gp" cross "$floor" 30 >"$TMP/cross" &
 	cp=$!
-	"$BUILD/sparkops" run --interval 1 --log "$TMP/g$round.csv" --guard-load --guard-floor "${floor}" -- \
+	"$BUILD/sparkops" run --interval 1 --log "$TMP/g$round.csv" --guard-load --guard-floor "${floor}B" -- \
 		sh -c "i=0; while [ \$i -lt 20 ]; do dd if=/dev/zero of='$F' bs=1M count=200 seek=\$((i*200)) conv=notrunc status=none; sleep 0.1; i=\$((i+1)); done; echo 'Application startup complete'" \
 		>/dev/null 2>"$TMP/err$round"
 	wait $cp
