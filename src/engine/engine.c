@@ -1152,6 +1152,7 @@ static void on_relay(struct wl *w, int i)
 {
 	ssize_t n = read(w->child.prog_fd[i], w->buf, sizeof w->buf);
 	if (n > 0) {
+		sp_progress_set_time(&w->prog[i], sp_mono_now());
 		sp_progress_feed(&w->prog[i], w->buf, (size_t)n);
 		/* run --guard-load: the job's output against the readiness lines */
 		if (w->lthread_on && !atomic_load(&w->ready)) {

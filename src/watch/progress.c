@@ -15,6 +15,7 @@ void sp_progress_init(struct sp_progress *p, const regex_t *re)
 	p->rate = NAN;
 	p->loss = p->epoch = NAN;
 	p->train_samples_per_second = p->train_runtime_s = NAN;
+	p->now = NAN;
 }
 
 /* Copy s without ANSI escape sequences (CSI "ESC [ ... final", and ESC x). */
@@ -212,6 +213,7 @@ static bool parse_dict(struct sp_progress *p, const char *s, size_t n)
 		p->loss = v;
 		p->have_loss = true;
 	}
+	bool train_dict = dict_num(s, n, "loss", &v) && !dict_num(s, n, "eval_loss", &v);
 	if (dict_num(s, n, "epoch", &v)) {
 		p->epoch = v;
 		p->have_epoch = true;
@@ -227,7 +229,25 @@ static bool parse_dict(struct sp_progress *p, const char *s, size_t n)
 		p->updates++;
 		return true;
 	}
-	return false;
+	/* a training dict (loss, epoch; not an eval one): the epoch's progress
+	 * since the previous one over the wall time between them, in epoch/h */
+	if (!train_dict || !p->have_epoch || p->bar_seen || !isfinite(p->now))
+		return false;
+	bool derived = false;
+	if (p->have_dict0 && p->epoch > p->dict_epoch0 && p->now > p->dict_t0) {
+		p->rate = (p->epoch - p->dict_epoch0) / (p->now - p->dict_t0) * 3600.0;
+		snprintf(p->unit, sizeof p->unit, "epoch/h");
+		p->have_rate = true;
+		p->updates++;
+		derived = true;
+	}
+	/* a restart (the epoch went back) or the first dict: the next pair counts */
+	if (!p->have_dict0 || p->epoch != p->dict_epoch0) {
+		p->dict_t0 = p->now;
+		p->dict_epoch0 = p->epoch;
+		p->have_dict0 = true;
+	}
+	return derived;
 }
 
 static bool parse_regex(struct sp_progress *p, const char *s)
@@ -264,7 +284,11 @@ bool sp_progress_line(struct sp_progress *p, const char *s, size_t n)
 		return parse_regex(p, buf);
 	if (parse_dict(p, buf, m))
 		return true;
-	return parse_rate(p, buf, m);
+	if (parse_rate(p, buf, m)) {
+		p->bar_seen = true;
+		return true;
+	}
+	return false;
 }
 
 void sp_progress_feed(struct sp_progress *p, const char *buf, size_t len)

@@ -25,12 +25,21 @@ struct sp_progress {
 	unsigned long updates; /* how many rates were parsed (a new one bumps it) */
 	bool have_loss, have_epoch;
 	double loss, epoch; /* from Trainer log dicts */
+	/* Trainer log dicts without a bar: a rate from successive dicts' epoch
+	 * over the wall time between them, in "epoch/h" (set now before feeding) */
+	double now;         /* the caller's monotonic seconds for the bytes fed; NAN: unknown */
+	bool bar_seen;      /* a tqdm bar (or the regex) gave a rate: dicts give none */
+	bool have_dict0;
+	double dict_t0, dict_epoch0; /* the last training dict's time and epoch */
 	bool have_train_summary;
 	double train_samples_per_second; /* the end-of-training train_* line */
 	double train_runtime_s;
 };
 
 void sp_progress_init(struct sp_progress *p, const regex_t *re);
+/* The time (monotonic seconds) of the bytes fed next: a Trainer's log dicts
+ * give a rate from the epoch's progress between two of them. */
+static inline void sp_progress_set_time(struct sp_progress *p, double now) { p->now = now; }
 /* Feed output bytes (any chunking; binary-safe). */
 void sp_progress_feed(struct sp_progress *p, const char *buf, size_t len);
 /* Parse the bytes after the last line end as if the line ended (a tqdm bar

@@ -150,12 +150,69 @@ static void long_lines(void **st)
 	assert_float_equal(p.rate, 9.5, 1e-9);
 }
 
+/* Trainer dicts without a bar: epoch/h from two dicts' epochs and times */
+static void hf_dict_rate(void **st)
+{
+	(void)st;
+	struct sp_progress p;
+	sp_progress_init(&p, NULL);
+	/* no time given: no derived rate */
+	feed(&p, "{'loss': 1.23, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.1}\n");
+	feed(&p, "{'loss': 1.2, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.2}\n");
+	assert_false(p.have_rate);
+	sp_progress_set_time(&p, 100);
+	feed(&p, "{'loss': 1.23, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.3}\n");
+	assert_false(p.have_rate); /* one dict: no pair yet */
+	sp_progress_set_time(&p, 136);
+	feed(&p, "{'loss': 1.1, 'grad_norm': 0.4, 'learning_rate': 1e-05, 'epoch': 0.31}\n");
+	assert_true(p.have_rate);
+	assert_string_equal(p.unit, "epoch/h");
+	assert_float_equal(p.rate, 0.01 / 36 * 3600, 1e-9); /* 1 epoch/h */
+	unsigned long u = p.updates;
+	/* an eval dict and a dict with the same epoch give no new rate */
+	sp_progress_set_time(&p, 150);
+	feed(&p, "{'eval_loss': 0.9, 'eval_runtime': 3.1, 'epoch': 0.5}\n");
+	feed(&p, "{'loss': 1.0, 'epoch': 0.31}\n");
+	assert_int_equal(p.updates, u);
+	/* slower: 0.01 epoch in 72 s from the dict at 136 s */
+	sp_progress_set_time(&p, 208);
+	feed(&p, "{'loss': 1.0, 'epoch': 0.32}\n");
+	assert_float_equal(p.rate, 0.5, 1e-9);
+	/* a restart (epoch back to 0): the pair starts again */
+	sp_progress_set_time(&p, 300);
+	u = p.updates;
+	feed(&p, "{'loss': 2.0, 'epoch': 0.01}\n");
+	assert_int_equal(p.updates, u);
+	sp_progress_set_time(&p, 336);
+	feed(&p, "{'loss': 2.0, 'epoch': 0.02}\n");
+	assert_float_equal(p.rate, 1.0, 1e-9);
+	/* the end-of-training summary still wins */
+	feed(&p, "{'train_runtime': 100.0, 'train_samples_per_second': 12.5, 'epoch': 1.0}\n");
+	assert_string_equal(p.unit, "samples/s");
+	assert_float_equal(p.rate, 12.5, 1e-9);
+}
+
+/* with a tqdm bar in the output, dicts give no rate of their own */
+static void hf_dict_rate_bar_wins(void **st)
+{
+	(void)st;
+	struct sp_progress p;
+	sp_progress_init(&p, NULL);
+	sp_progress_set_time(&p, 10);
+	feed(&p, " 10%|#   | 10/100 [00:05<00:45,  2.00it/s]\n");
+	feed(&p, "{'loss': 1.0, 'epoch': 0.1}\n");
+	sp_progress_set_time(&p, 20);
+	feed(&p, "{'loss': 0.9, 'epoch': 0.2}\n");
+	assert_string_equal(p.unit, "it/s");
+	assert_float_equal(p.rate, 2.0, 1e-9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tqdm_basic), cmocka_unit_test(tqdm_variants), cmocka_unit_test(tqdm_unknown_rate),
 		cmocka_unit_test(chunking),   cmocka_unit_test(hf_dicts),      cmocka_unit_test(user_regex),
-		cmocka_unit_test(long_lines),
+		cmocka_unit_test(long_lines), cmocka_unit_test(hf_dict_rate), cmocka_unit_test(hf_dict_rate_bar_wins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
