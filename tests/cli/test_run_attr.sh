@@ -9,9 +9,19 @@ PC=$BUILD_DIR/progress_child
 SC="$(cd "$(dirname "$0")/../fake-nvml/scenarios" && pwd)"
 cd "$TMP" || exit 2
 
-# the job: 10 it/s, then 5 it/s from 2 s on, for 3 s
-JOB="$PC tqdm 10 2 5 3"
+# the job: 10 it/s until the test's cue (the file 'slow'), then 5 it/s for 3 s.
+# Driven by state, not by the clock: the test waits until every run has its
+# baseline, puts the evidence in place, then cues the slowdown.
+JOB="$PC tqdm 10 @$TMP/slow 5 3"
 FAST="--interval 0.15 --baseline-window 0.6"
+# wait_rows LOG N: until LOG has N sample rows at 10 it/s (a generous deadline)
+wait_rows() {
+	_i=0
+	while [ "$(grep -c ',sample,.*,10.0000,it/s' "$1" 2>/dev/null)" -lt "$2" ] && [ $_i -lt 600 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
 
 # fixture trees we may change while the job runs
 cp -r "$FIX/gb10-idle" thermal
@@ -41,10 +51,15 @@ p3=$!
 # nothing: no evidence anywhere
 env SPARKOPS_NVML_LIB=/nonexistent $S run $FAST --log none.csv $(root none) -- $JOB >none.out 2>none.err &
 p4=$!
-sleep 1.5
+# the baseline window (0.6 s) is over in each run: 8 samples at 10 it/s
+for l in th pw mem none; do wait_rows $l.csv 8; done
+# and the thermal reason (on at 1.5 s of the fake NVML's clock) is on
+i=0
+while ! grep -q ',event,reason_on,sw_thermal_slowdown,' th.csv && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 echo 139600000 >power/sys/class/hwmon/hwmon1/power11_average
 printf 'some avg10=35.00 avg60=12.00 avg300=3.00 total=9123456\nfull avg10=12.00 avg60=4.00 avg300=1.00 total=3000000\n' \
 	>memory/proc/pressure/memory
+: >"$TMP/slow"
 wait $p1 $p2 $p3 $p4
 
 check() { # log err cause name
@@ -102,16 +117,28 @@ _report $? "--progress-regex: the capture group is the rate"
 if command -v curl >/dev/null 2>&1; then
 	run $S run --metrics-listen nowhere -- true
 	expect_rc 2 "a bad --metrics-listen address"
+	rm -f "$TMP/slow"
 	env SPARKOPS_NVML_LIB=/nonexistent $S run $FAST --log ml.csv --metrics-listen 127.0.0.1:0 $(root none) -- \
-		$PC tqdm 10 2 5 3 >/dev/null 2>ml.err &
+		$PC tqdm 10 @$TMP/slow 5 3 >/dev/null 2>ml.err &
 	sp=$!
 	i=0
-	while ! grep -q 'metrics at http' ml.err 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	while ! grep -q 'metrics at http' ml.err 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	url=$(sed -n 's/.*metrics at \(http[^ ]*\).*/\1/p' ml.err | head -1)
-	sleep 1.2
-	curl -s "$url" >m1.txt
-	sleep 1.4
-	curl -s "$url" >m2.txt
+	# poll_metrics FILE RE: until the endpoint's page matches RE (a generous deadline)
+	poll_metrics() {
+		_i=0
+		while :; do
+			curl -s "$url" >"$1"
+			grep -Eq "$2" "$1" && break
+			[ $_i -lt 300 ] || break
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+	}
+	poll_metrics m1.txt '^sparkops_job_throughput_per_second\{.*\} 10$'
+	wait_rows ml.csv 8 # the baseline is set: now the slowdown
+	: >"$TMP/slow"
+	poll_metrics m2.txt '^sparkops_job_slowdown_episodes_total.* 1$'
 	wait $sp
 	OUT=m1.txt
 	expect_out '^sparkops_job_throughput_per_second\{.*\} 10$' "--metrics-listen: the job's throughput"

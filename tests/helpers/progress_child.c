@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* A stand-in for a training job, for the run/watch tests.
  *   progress_child tqdm RATE1 AT RATE2 TOTAL   tqdm-style bars (\r redraws) on
- *       stderr whose rate is RATE1 it/s until AT seconds, then RATE2, for TOTAL s
+ *       stderr whose rate is RATE1 it/s until AT seconds, then RATE2, for TOTAL s;
+ *       AT as @FILE: RATE1 until FILE exists (the test's cue), then RATE2 for TOTAL s
  *   progress_child hf N                         N Hugging Face Trainer log dicts on stdout
  *   progress_child alloc STEP_MIB EVERY_MS MAX_MIB   allocate and touch memory step
  *       by step, saying how much on stdout, until MAX_MIB (then sleep until killed)
@@ -42,11 +43,14 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (strcmp(argv[1], "tqdm") == 0 && argc >= 6) {
 		double r1 = atof(argv[2]), at = atof(argv[3]), r2 = atof(argv[4]), total = atof(argv[5]);
-		double t0 = now();
+		const char *cue = argv[3][0] == '@' ? argv[3] + 1 : NULL;
+		double t0 = now(), t_cue = -1;
 		int i = 0;
-		while (now() - t0 < total) {
+		while (cue ? t_cue < 0 || now() - t_cue < total : now() - t0 < total) {
 			double t = now() - t0;
-			double r = t < at ? r1 : r2;
+			if (cue && t_cue < 0 && access(cue, F_OK) == 0)
+				t_cue = now();
+			double r = (cue ? t_cue < 0 : t < at) ? r1 : r2;
 			if (r >= 1)
 				fprintf(stderr, "\r\033[32mEpoch 1\033[0m:  %2d%%|###   | %d/1000 [00:%02d<05:23, %.2fit/s, loss=0.5]",
 					i % 100, i, (int)t % 60, r);
