@@ -25,6 +25,7 @@
 #include "watch/jobstat.h"
 #include "watch/loadguard.h"
 #include "watch/logrow.h"
+#include "watch/follow.h"
 #include "watch/progress.h"
 #include "watch/sampler.h"
 #include "watch/summary.h"
@@ -55,6 +56,7 @@
  * the job's tree) run at most this often; between them the job's known
  * processes are re-read alone. Keeps a 1 s sample cheap on a busy machine. */
 #define SCAN_EVERY_S 5.0
+#define FOLLOW_MS 100     /* watch --follow: how often the log file is read */
 
 void sp_engine_opts_init(struct sp_engine_opts *o)
 {
@@ -92,6 +94,8 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_evstate ev;
 	struct sp_attr attr;
 	struct sp_progress prog[2];
+	struct sp_follow follow; /* watch --follow: its lines feed prog[0] */
+	bool follow_on;
 	unsigned long prog_seen[2];
 	double rate;
 	char unit[16];
@@ -941,6 +945,10 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	sp_attr_init(&w->attr, o->baseline_window_s, o->slowdown_pct);
 	for (int i = 0; i < 2; i++)
 		sp_progress_init(&w->prog[i], o->progress_re);
+	if (o->follow_path) {
+		sp_follow_open(&w->follow, o->follow_path);
+		w->follow_on = true;
+	}
 }
 
 /* SIGCHLD, SIGINT, SIGTERM and SIGHUP come through w->sfd. 0, or the exit code. */
@@ -1170,6 +1178,20 @@ static void on_relay(struct wl *w, int i)
 	}
 }
 
+/* watch --follow: what the log file gained since the last turn, to the
+ * progress parser with the time it was read. */
+static void follow_turn(struct wl *w)
+{
+	if (!w->follow_on)
+		return;
+	size_t n;
+	int rounds = 0;
+	while (rounds++ < 64 && (n = sp_follow_read(&w->follow, w->buf, sizeof w->buf)) > 0) {
+		sp_progress_set_time(&w->prog[0], sp_mono_now());
+		sp_progress_feed(&w->prog[0], w->buf, n);
+	}
+}
+
 /* Wait in one poll until the next sample (or the drain's or --duration's
  * end) for a signal, the relay, the guard's rows or --pid's end. false:
  * the loop ends (poll failed). */
@@ -1181,6 +1203,8 @@ static bool loop_wait(struct wl *w, double now)
 	int ms = (int)ceil((until - now) * 1000.0);
 	if (ms < 0)
 		ms = 0;
+	if (w->follow_on && ms > FOLLOW_MS)
+		ms = FOLLOW_MS; /* --follow: the file is read every FOLLOW_MS */
 	struct pollfd p[5] = {
 		{ .fd = w->sfd, .events = POLLIN },
 		{ .fd = w->child.prog_fd[0], .events = POLLIN },
@@ -1218,6 +1242,7 @@ static bool loop_wait(struct wl *w, double now)
 static bool loop_turn(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;
+	follow_turn(w);
 	double now = sp_mono_now();
 	/* without a pidfd (kernels before 5.3), --pid is checked each turn */
 	if (!w->have_child && o->pid > 0 && w->pidfd < 0 && !w->job_done && kill(o->pid, 0) < 0 && errno == ESRCH) {
@@ -1346,6 +1371,7 @@ static int engine_finish(struct wl *w)
 {
 	lg_end(w);
 	guard_end(w);
+	follow_turn(w);
 	for (int i = 0; i < 2; i++)
 		sp_progress_flush(&w->prog[i]);
 	if (!w->counted)
@@ -1381,6 +1407,8 @@ static void engine_close(struct wl *w)
 		close(w->l_stop);
 	if (w->pidfd >= 0)
 		close(w->pidfd);
+	if (w->follow_on)
+		sp_follow_close(&w->follow);
 	for (int i = 0; i < 2; i++)
 		if (w->child.prog_fd[i] >= 0)
 			close(w->child.prog_fd[i]);

@@ -47,6 +47,8 @@ struct sp_engine_opts {
 	pid_t pid;                /* --pid, 0 none */
 	double duration_s;        /* --duration, 0 none */
 	long count;               /* --count: stop after this many samples, 0 none */
+	const char *follow_path;  /* --follow FILE: the job's log, read as tail -F does, NULL none */
+	bool quiet;               /* --quiet: no live status line on a terminal */
 };
 
 /* The defaults: every 30 s, the default log name, fsync every 60 s, the

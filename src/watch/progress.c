@@ -241,8 +241,10 @@ static bool parse_dict(struct sp_progress *p, const char *s, size_t n)
 		p->updates++;
 		derived = true;
 	}
-	/* a restart (the epoch went back) or the first dict: the next pair counts */
-	if (!p->have_dict0 || p->epoch != p->dict_epoch0) {
+	/* the first dict, a rate taken, or a restart (the epoch went back): the
+	 * next pair starts here; otherwise (the same epoch, or two dicts read at
+	 * once) the older anchor stays, so the next rate spans both */
+	if (!p->have_dict0 || derived || p->epoch < p->dict_epoch0) {
 		p->dict_t0 = p->now;
 		p->dict_epoch0 = p->epoch;
 		p->have_dict0 = true;
