@@ -42,6 +42,7 @@ void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
 	SP_OPT_DURATION("guard-grace", &(o)->guard.grace_s, "S", 0, 0, 0,                                      \
 			"guard: SIGKILL S seconds after SIGTERM (default 10)"),                                \
 	SP_OPT_SIZE("reserve", &(o)->reserve, "SIZE", "memory kept back for the OS in the budget (default 4GiB)"), \
+	SP_OPT_FLAG(0, "quiet", &(o)->quiet, "no live status line on the terminal (stderr)"),                  \
 	SP_OPT_CALLBACK("metrics-listen", &(o)->metrics_listen, "ADDR:PORT", sp_opt_metrics_listen,            \
 			"also serve the latest sample and the job's\n"                                         \
 			"throughput and slowdown cause at http://ADDR:PORT/metrics")

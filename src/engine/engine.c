@@ -25,6 +25,7 @@
 #include "watch/jobstat.h"
 #include "watch/loadguard.h"
 #include "watch/logrow.h"
+#include "out/statusline.h"
 #include "watch/follow.h"
 #include "watch/progress.h"
 #include "watch/sampler.h"
@@ -42,6 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -94,6 +98,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_evstate ev;
 	struct sp_attr attr;
 	struct sp_progress prog[2];
+	struct sp_ttyline *tty; /* the live status line on stderr's terminal; NULL: off */
 	struct sp_follow follow; /* watch --follow: its lines feed prog[0] */
 	bool follow_on;
 	unsigned long prog_seen[2];
@@ -825,6 +830,9 @@ static void sample_attr(struct wl *w, const struct sp_sample *s, const struct sp
 }
 
 static void cmd_words(char *out, size_t n, char **argv);
+static void status_draw(struct wl *w, const struct sp_logrow *r);
+static void status_open(struct wl *w);
+static void status_close(struct wl *w);
 
 /* The status file `sparkops top` reads (watch/jobstat.h): the job, its
  * throughput, the slowdown's cause, the guard; rewritten once per sample. */
@@ -882,6 +890,7 @@ static void take_sample(struct wl *w)
 	if (w->metrics.on)
 		metrics_publish(w, s);
 	stat_publish(w);
+	status_draw(w, &r);
 }
 
 /* ---- signals and children ------------------------------------------------------------------ */
@@ -1097,8 +1106,10 @@ static int engine_start(struct wl *w)
 			return SP_EXIT_TROUBLE;
 		}
 	}
+	status_open(w);
 	rc = job_start(w);
 	if (rc) {
+		status_close(w);
 		start_undo(w);
 		return rc;
 	}
@@ -1190,6 +1201,91 @@ static void follow_turn(struct wl *w)
 		sp_progress_set_time(&w->prog[0], sp_mono_now());
 		sp_progress_feed(&w->prog[0], w->buf, n);
 	}
+}
+
+/* ---- the live status line -------------------------------------------------------------- */
+
+static struct wl *status_w; /* for the message hook: one engine per process */
+
+/* Off the terminal: before a message of ours, the summary, the end. */
+static void status_clear(void)
+{
+	struct wl *w = status_w;
+	if (!w || !w->tty)
+		return;
+	bool locked = sp_ttyline_lock(w->tty, 100);
+	if (atomic_load(&w->tty->shown)) {
+		ssize_t x = write(STDERR_FILENO, "\r\033[K", 4);
+		(void)x;
+		atomic_store(&w->tty->shown, 0);
+	}
+	if (locked)
+		sp_ttyline_unlock(w->tty);
+}
+
+/* On when stderr is a terminal and --quiet was not given; the memory the
+ * relay shares is set up before the job starts. */
+static void status_open(struct wl *w)
+{
+	if (w->o->quiet || !isatty(STDERR_FILENO))
+		return;
+	void *m = mmap(NULL, sizeof *w->tty, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	w->tty = m;
+	memset(w->tty, 0, sizeof *w->tty);
+	struct stat so, se;
+	w->tty->same[1] = true;
+	w->tty->same[0] = isatty(STDOUT_FILENO) && fstat(STDOUT_FILENO, &so) == 0 && fstat(STDERR_FILENO, &se) == 0 &&
+			  so.st_rdev == se.st_rdev;
+	w->child.tty = w->tty;
+	status_w = w;
+	sp_msg_before = status_clear;
+}
+
+static void status_close(struct wl *w)
+{
+	if (!w->tty)
+		return;
+	status_clear();
+	sp_msg_before = NULL;
+	status_w = NULL;
+	munmap(w->tty, sizeof *w->tty);
+	w->tty = NULL;
+	w->child.tty = NULL;
+}
+
+/* Once per sample: the line, redrawn in place, unless the job's own line
+ * (a tqdm bar between redraws) is open on the terminal or the relay is
+ * writing right now (then the next sample draws it). */
+static void status_draw(struct wl *w, const struct sp_logrow *r)
+{
+	if (!w->tty)
+		return;
+	struct sp_status_in in = {
+		.elapsed_s = sp_mono_now() - w->t0,
+		.pool_free = r->mem_free,
+		.budget = r->budget_now,
+		.gpu_temp_c = r->gpu_temp_c,
+		.gpu_power_w = r->gpu_power_w,
+		.rate = w->rate,
+		.unit = w->unit,
+		.cause = w->attr.in_episode ? sp_attr_cause_name(w->attr.cause) : NULL,
+		.width = 80,
+	};
+	struct winsize ws;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		in.width = ws.ws_col;
+	char line[512];
+	size_t n = sp_statusline(line, sizeof line, &in);
+	if (!sp_ttyline_lock(w->tty, 1))
+		return;
+	if (!atomic_load(&w->tty->dirty) && w->prog[1].len == 0) {
+		ssize_t x = write(STDERR_FILENO, line, n);
+		(void)x;
+		atomic_store(&w->tty->shown, 1);
+	}
+	sp_ttyline_unlock(w->tty);
 }
 
 /* Wait in one poll until the next sample (or the drain's or --duration's
@@ -1371,6 +1467,7 @@ static int engine_finish(struct wl *w)
 {
 	lg_end(w);
 	guard_end(w);
+	status_close(w); /* the end's rows and the summary: no status line any more */
 	follow_turn(w);
 	for (int i = 0; i < 2; i++)
 		sp_progress_flush(&w->prog[i]);

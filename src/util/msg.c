@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 const char *sp_progname = "sparkops";
+void (*sp_msg_before)(void);
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[1024];
+	if (sp_msg_before)
+		sp_msg_before();
 	int n = snprintf(buf, sizeof buf, "%s: %s", sp_progname, prefix);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		n = 0;

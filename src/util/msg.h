@@ -14,6 +14,9 @@ enum {
 };
 
 extern const char *sp_progname;
+/* Called before every message is written (run/watch: clear the live status
+ * line off the terminal first); NULL: nothing. */
+extern void (*sp_msg_before)(void);
 
 void sp_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 int sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* returns -1 */

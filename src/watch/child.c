@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* write all of buf to a blocking-or-not fd; -1 when the fd is gone */
@@ -34,11 +35,45 @@ static int put_all(int fd, const char *buf, size_t n)
 	return 0;
 }
 
+bool sp_ttyline_lock(struct sp_ttyline *t, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		int z = 0;
+		if (atomic_compare_exchange_strong(&t->lock, &z, 1))
+			return true;
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+void sp_ttyline_unlock(struct sp_ttyline *t)
+{
+	atomic_store(&t->lock, 0);
+}
+
+/* A chunk of the job's output to fd: off the status line's way first. */
+static int relay_put(struct sp_ttyline *t, int i, const char *buf, size_t n)
+{
+	if (!t || !t->same[i])
+		return put_all(i + 1, buf, n);
+	bool locked = sp_ttyline_lock(t, 2000); /* sparkops killed holding it: go on after 0.2 s */
+	if (atomic_load(&t->shown)) {
+		put_all(i + 1, "\r\033[K", 4);
+		atomic_store(&t->shown, 0);
+	}
+	int rc = put_all(i + 1, buf, n);
+	atomic_store(&t->dirty, buf[n - 1] != '\n');
+	if (locked)
+		sp_ttyline_unlock(t);
+	return rc;
+}
+
 /* The relay: copy the job's stdout/stderr to ours, byte for byte, and a copy
  * to sparkops. It ignores the terminal's signals (the job decides when to
  * end; the relay ends when the job's pipes close) and never blocks on
  * sparkops: a full or closed progress pipe only loses the copy. */
-static void __attribute__((noreturn)) relay_main(int in_out, int in_err, int cp_out, int cp_err)
+static void __attribute__((noreturn)) relay_main(struct sp_ttyline *tty, int in_out, int in_err, int cp_out, int cp_err)
 {
 	static char buf[65536];
 	signal(SIGINT, SIG_IGN);
@@ -69,7 +104,7 @@ static void __attribute__((noreturn)) relay_main(int in_out, int in_err, int cp_
 				in[i] = -1;
 				continue;
 			}
-			if (!dead[i] && put_all(i + 1, buf, (size_t)n) < 0) {
+			if (!dead[i] && relay_put(tty, i, buf, (size_t)n) < 0) {
 				if (errno == EPIPE) {
 					/* the reader went away (`sparkops run -- cmd | head`): pass
 					 * that on, as if the job wrote to that pipe itself */
@@ -160,7 +195,7 @@ int sp_child_spawn(struct sp_child *c, char *const argv[], const sigset_t *orig_
 	if (r == 0) {
 		close(po[0]);
 		close(pe[0]);
-		relay_main(out[0], err[0], po[1], pe[1]);
+		relay_main(c->tty, out[0], err[0], po[1], pe[1]);
 	}
 	c->relay = r;
 	close_fd(&out[0]);

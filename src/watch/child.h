@@ -8,13 +8,32 @@
 #ifndef SP_CHILD_H
 #define SP_CHILD_H
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "probe/jobtree.h" /* struct sp_tree, the scan, the kernel log's OOM record */
 
+/* The live status line (run/watch on a terminal) and the job's output share
+ * the terminal: this, in memory shared with the relay, keeps them apart. The
+ * relay clears the status line before it copies a chunk to the same
+ * terminal; sparkops draws it only when the job's last chunk there ended its
+ * line (a tqdm bar sitting unfinished owns the line). Neither ever waits
+ * long on the other: the lock is taken with a bounded spin. */
+struct sp_ttyline {
+	atomic_int lock;  /* 0 free, 1 held */
+	atomic_int shown; /* the status line is on the terminal now */
+	atomic_int dirty; /* the job's last chunk to the terminal did not end its line */
+	bool same[2];     /* the job's stdout / stderr go to sparkops' stderr terminal */
+};
+/* Take the lock, trying at most tries times (about 0.1 ms apart): false when
+ * it could not (then go on without it). */
+bool sp_ttyline_lock(struct sp_ttyline *t, int tries);
+void sp_ttyline_unlock(struct sp_ttyline *t);
+
 struct sp_child {
+	struct sp_ttyline *tty; /* set before the spawn: the status line's share, NULL none */
 	pid_t pid;        /* the job */
 	pid_t relay;      /* the output relay */
 	int prog_fd[2];   /* read ends: copies of the job's stdout and stderr (non-blocking), -1 once closed */
