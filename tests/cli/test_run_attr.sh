@@ -17,7 +17,7 @@ FAST="--interval 0.15 --baseline-window 0.6"
 # wait_rows LOG N: until LOG has N sample rows at 10 it/s (a generous deadline)
 wait_rows() {
 	_i=0
-	while [ "$(grep -c ',sample,.*,10.0000,it/s' "$1" 2>/dev/null)" -lt "$2" ] && [ $_i -lt 600 ]; do
+	while _n=$(grep -c ',sample,.*,10.0000,it/s' "$1" 2>/dev/null); [ "${_n:-0}" -lt "$2" ] && [ $_i -lt 600 ]; do
 		sleep 0.1
 		_i=$((_i + 1))
 	done
