@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,20 +76,59 @@ void sp_oomlog_init(struct sp_oomlog *p)
 /* ---- small matching helpers over the bounded line ---------------------------- */
 
 /* The bytes present in the line being classified: a needle with a byte the
- * line lacks cannot match, which spares most memmem calls on progress-bar
- * lines. Set by classify() for the duration of one line (NULL: no filter). */
+ * line lacks cannot match, which spares most memmem calls. Set by classify()
+ * for the duration of one line (NULL: no filter). */
 static _Thread_local const uint64_t *line_bytes;
+
+/* Each needle's length and byte set, computed once: needles are string
+ * literals and tables of them, so their address identifies them. A small
+ * per-thread open-addressing cache; a needle that finds no slot is measured
+ * each time (correct, only slower). */
+struct needle {
+	const char *s;
+	size_t len;
+	uint64_t set[4];
+};
+#define NEEDLE_SLOTS 256
+static _Thread_local struct needle needles[NEEDLE_SLOTS];
+
+static const struct needle *needle_of(const char *s, struct needle *tmp)
+{
+	size_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ULL >> 56;
+	for (size_t k = 0; k < 8; k++) {
+		struct needle *e = &needles[(h + k) & (NEEDLE_SLOTS - 1)];
+		if (e->s == s)
+			return e;
+		if (!e->s) {
+			tmp = e;
+			break;
+		}
+	}
+	tmp->s = s;
+	tmp->len = strlen(s);
+	memset(tmp->set, 0, sizeof tmp->set);
+	for (size_t i = 0; i < tmp->len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		tmp->set[c >> 6] |= 1ULL << (c & 63);
+	}
+	return tmp;
+}
 
 static const char *has(const char *s, size_t n, const char *needle)
 {
-	size_t m = strlen(needle);
-	if (line_bytes)
-		for (size_t i = 0; i < m; i++) {
-			unsigned char c = (unsigned char)needle[i];
-			if (!(line_bytes[c >> 6] >> (c & 63) & 1))
-				return NULL;
-		}
-	return memmem(s, n, needle, m);
+	struct needle spare;
+	const struct needle *nd = needle_of(needle, &spare);
+	if (nd->len > n)
+		return NULL;
+	if (line_bytes && ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
+			   (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3])))
+		return NULL;
+	return memmem(s, n, needle, nd->len);
+}
+
+static bool line_has_byte(unsigned char c)
+{
+	return line_bytes[c >> 6] >> (c & 63) & 1;
 }
 
 static const char *has_ci(const char *s, size_t n, const char *needle)
@@ -96,6 +136,12 @@ static const char *has_ci(const char *s, size_t n, const char *needle)
 	size_t m = strlen(needle);
 	if (m == 0 || m > n)
 		return NULL;
+	if (line_bytes)
+		for (size_t i = 0; i < m; i++) {
+			unsigned char c = (unsigned char)needle[i];
+			if (!line_has_byte((unsigned char)tolower(c)) && !line_has_byte((unsigned char)toupper(c)))
+				return NULL;
+		}
 	const int first = tolower((unsigned char)needle[0]);
 	for (size_t i = 0; i + m <= n; i++)
 		if (tolower((unsigned char)s[i]) == first && strncasecmp(s + i, needle, m) == 0)
@@ -433,12 +479,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
 
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
-	uint64_t set[4] = { 0, 0, 0, 0 };
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		set[c >> 6] |= 1ULL << (c & 63);
-	}
-	line_bytes = set;
+	line_bytes = p->line_set;
 	classify_line(p, s, n);
 	line_bytes = NULL;
 }
@@ -559,6 +600,7 @@ static void end_line(struct sp_oomlog *p)
 	if (p->cut)
 		p->long_lines++;
 	p->len = 0;
+	memset(p->line_set, 0, sizeof p->line_set);
 	p->cut = false;
 }
 
@@ -566,8 +608,33 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 	uint64_t h = p->sig;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = b[i];
+	size_t i = 0;
+	while (i < len) {
+		/* the common case: a run of printable bytes, copied to the line
+		 * (while it fits) with the hash and the line's byte set */
+		if (!p->esc) {
+			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
+			char *dst = p->line + p->len;
+			uint64_t *set = p->line_set;
+			size_t k = 0;
+			while (i < len) {
+				unsigned char c = b[i];
+				if (c < 0x20 || c == 0x7f)
+					break;
+				h = (h ^ c) * 0x100000001b3ULL;
+				if (k < room) {
+					dst[k++] = (char)c;
+					set[c >> 6] |= 1ULL << (c & 63);
+				} else {
+					p->cut = true;
+				}
+				i++;
+			}
+			p->len += k;
+			if (i >= len)
+				break;
+		}
+		unsigned char c = b[i++];
 		h = (h ^ c) * 0x100000001b3ULL;
 		/* ANSI escapes: ESC [ params final, ESC ] ... BEL|ESC \, ESC x */
 		if (p->esc) {
@@ -608,10 +675,12 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			p->control_bytes++;
 			c = ' ';
 		}
-		if (p->len < SP_OOMLOG_WINDOW)
+		if (p->len < SP_OOMLOG_WINDOW) {
 			p->line[p->len++] = (char)c;
-		else
+			p->line_set[c >> 6] |= 1ULL << (c & 63);
+		} else {
 			p->cut = true;
+		}
 	}
 	p->sig = h;
 	p->bytes += len;
