@@ -351,11 +351,14 @@ static int split(const char *line, size_t len, char *store, size_t cap, const ch
 				i++;
 			}
 		} else {
-			while (i < len && line[i] != ',') {
-				if (si + 1 < cap)
-					store[si++] = line[i];
-				i++;
-			}
+			/* a plain field: up to the next comma, in one copy */
+			const char *comma = memchr(line + i, ',', len - i);
+			size_t fl = comma ? (size_t)(comma - (line + i)) : len - i;
+			size_t room = si + 1 < cap ? cap - 1 - si : 0;
+			size_t cl = fl < room ? fl : room;
+			memcpy(store + si, line + i, cl);
+			si += cl;
+			i += fl;
 		}
 		if (si < cap)
 			store[si++] = 0;
@@ -374,6 +377,11 @@ static int split(const char *line, size_t len, char *store, size_t cap, const ch
  * digits: mantissa and power of ten are exact doubles, so one division gives
  * the correctly rounded value, the same as strtod (Clinger's fast path) at a
  * fraction of the cost. Anything else goes to strtod. */
+static bool is_digit(char c)
+{
+	return (unsigned)(c - '0') < 10u;
+}
+
 static bool fast_num(const char *s, double *out)
 {
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
@@ -382,26 +390,30 @@ static bool fast_num(const char *s, double *out)
 		s++;
 	uint64_t m = 0;
 	int digits = 0, frac = 0;
-	bool dot = false;
-	if (!isdigit((unsigned char)*s))
+	if (!is_digit(*s))
 		return false;
-	for (; *s; s++) {
-		if (*s == '.' && !dot) {
-			dot = true;
-			if (!isdigit((unsigned char)s[1]))
-				return false;
-			continue;
-		}
-		if (!isdigit((unsigned char)*s))
-			return false;
-		if (++digits > 15)
-			return false;
+	for (; is_digit(*s); s++, digits++)
 		m = m * 10 + (uint64_t)(*s - '0');
-		frac += dot;
+	if (*s == '.') {
+		s++;
+		if (!is_digit(*s))
+			return false;
+		for (; is_digit(*s); s++, digits++, frac++)
+			m = m * 10 + (uint64_t)(*s - '0');
 	}
+	if (*s || digits > 15)
+		return false;
 	double v = (double)m / p10[frac];
 	*out = neg ? -v : v;
 	return true;
+}
+
+/* snprintf(dst, cap, "%s", src) without the format machinery */
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t l = strnlen(src, cap - 1);
+	memcpy(dst, src, l);
+	dst[l] = 0;
 }
 
 static int parse_num(const char *s, double *out)
@@ -478,7 +490,7 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 		const char *v = f[i];
 		switch (c->kind) {
 		case K_TIME:
-			snprintf(r->time_iso, sizeof r->time_iso, "%s", v);
+			copy_str(r->time_iso, sizeof r->time_iso, v);
 			break;
 		case K_UNIX:
 			if (parse_num(v, &r->unix_time) < 0 || isnan(r->unix_time)) {
@@ -497,10 +509,10 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 			}
 			break;
 		case K_EVENT:
-			snprintf(r->event, sizeof r->event, "%s", v);
+			copy_str(r->event, sizeof r->event, v);
 			break;
 		case K_DETAIL:
-			snprintf(r->detail, sizeof r->detail, "%s", v);
+			copy_str(r->detail, sizeof r->detail, v);
 			break;
 		case K_NUM: {
 			double *d = numf(r, c);
@@ -522,7 +534,7 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 			}
 			break;
 		case K_UNIT:
-			snprintf(r->throughput_unit, sizeof r->throughput_unit, "%s", v);
+			copy_str(r->throughput_unit, sizeof r->throughput_unit, v);
 			break;
 		}
 	}
