@@ -143,7 +143,7 @@ static const struct needle *needle_of(const char *s, struct needle *tmp)
 	return tmp;
 }
 
-static const char *has_nd(const char *s, size_t n, const struct needle *nd)
+static inline __attribute__((always_inline)) const char *has_nd(const char *s, size_t n, const struct needle *nd)
 {
 	if (nd->len > n)
 		return NULL;
