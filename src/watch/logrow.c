@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/logrow.h"
+#include "util/text.h"
 #include "probe/spark.h"
 
 #include <ctype.h>
@@ -408,14 +409,6 @@ static bool fast_num(const char *s, double *out)
 	return true;
 }
 
-/* snprintf(dst, cap, "%s", src) without the format machinery */
-static void copy_str(char *dst, size_t cap, const char *src)
-{
-	size_t l = strnlen(src, cap - 1);
-	memcpy(dst, src, l);
-	dst[l] = 0;
-}
-
 static int parse_num(const char *s, double *out)
 {
 	if (!*s) {
@@ -490,7 +483,7 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 		const char *v = f[i];
 		switch (c->kind) {
 		case K_TIME:
-			copy_str(r->time_iso, sizeof r->time_iso, v);
+			sp_text_copy(r->time_iso, sizeof r->time_iso, v);
 			break;
 		case K_UNIX:
 			if (parse_num(v, &r->unix_time) < 0 || isnan(r->unix_time)) {
@@ -509,10 +502,10 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 			}
 			break;
 		case K_EVENT:
-			copy_str(r->event, sizeof r->event, v);
+			sp_text_copy(r->event, sizeof r->event, v);
 			break;
 		case K_DETAIL:
-			copy_str(r->detail, sizeof r->detail, v);
+			sp_text_copy(r->detail, sizeof r->detail, v);
 			break;
 		case K_NUM: {
 			double *d = numf(r, c);
@@ -534,7 +527,7 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 			}
 			break;
 		case K_UNIT:
-			copy_str(r->throughput_unit, sizeof r->throughput_unit, v);
+			sp_text_copy(r->throughput_unit, sizeof r->throughput_unit, v);
 			break;
 		}
 	}
