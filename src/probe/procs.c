@@ -343,21 +343,23 @@ int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, u
 }
 
 /* ---- the process view ----------------------------------------------------------------
- * A full scan lists /proc and reads one file per process (/proc/PID/stat:
+ * A scan lists /proc and reads at most one file per process (/proc/PID/stat:
  * comm, start time and resident pages in one read; trees without it, such
  * as the test fixtures, give comm and statm), the command line only of
- * interpreters, launchers, known names and processes above the RSS threshold.
- * Its result is kept: between full scans a sample re-reads only the
- * processes it listed (one stat each: a process whose start time changed is
- * another one that reuses the pid, and is dropped). Full scans come on an
- * adaptive period, SP_PROC_SCAN_COST_X times the CPU time the last one took,
- * between SP_PROC_SCAN_MIN_S and SP_PROC_SCAN_MAX_S: a new heavy process, or
- * a small one that grew past the threshold, is seen within that period; a
- * listed one that ended is gone at the next sample. The first sample of a
- * process (a one-shot status) is always a full scan. */
+ * interpreters, launchers, known names and processes above the RSS threshold;
+ * after the first, only the pids it has not seen and, in turn, one in
+ * SP_PROC_RECHECK of the known ones (the pid table below). Its result is
+ * kept: between scans a sample re-reads only the processes it listed (one
+ * stat each: a process whose start time changed is another one that reuses
+ * the pid, and is dropped). Scans come on an adaptive period,
+ * SP_PROC_SCAN_COST_X times the CPU time the last one took, between
+ * SP_PROC_SCAN_MIN_S and SP_PROC_SCAN_MAX_S: a new heavy process is seen
+ * within that period, one that exec'd or grew past the threshold within
+ * SP_PROC_RECHECK of them; a listed one that ended is gone at the next
+ * sample. The first sample of a process (a one-shot status) reads them all. */
 #define SP_PROC_SCAN_MIN_S 2.0
 #define SP_PROC_SCAN_MAX_S 60.0
-#define SP_PROC_SCAN_COST_X 5000.0
+#define SP_PROC_SCAN_COST_X 2000.0
 
 struct heavy {
 	struct sp_proc p;  /* as classified at the last full scan; rss re-read */
@@ -436,14 +438,89 @@ static int brief_at(int dfd, char *rel, size_t rl, char *comm, size_t comm_cap, 
 	return 0;
 }
 
-static void full_scan(struct sp_sample *s, const struct sp_read_opts *o)
+/* Every pid the last scans saw, with its directory's inode number (from
+ * getdents, free) and start time: a scan reads only the pids it has not seen
+ * (or whose inode changed: a new process on a reused pid) and, in rotation,
+ * one in SP_PROC_RECHECK of the known ones (a process that exec'd into a
+ * launcher, or grew past the threshold, is seen within that many scans). */
+#define SP_PROC_RECHECK 8u
+#define PID_SLOTS 16384u
+struct pid_ent {
+	int pid;
+	uint32_t seen;            /* the scan that last saw it */
+	unsigned long long ino;
+};
+static struct pid_ent pids[PID_SLOTS];
+static uint32_t scan_gen;
+
+static struct pid_ent *pid_find(int pid, bool make)
 {
-	s->nprocs = 0;
+	uint32_t h = ((uint32_t)pid * 2654435761u) >> 18; /* 14 bits */
+	struct pid_ent *free_e = NULL;
+	for (uint32_t k = 0; k < 16; k++) {
+		struct pid_ent *e = &pids[(h + k) & (PID_SLOTS - 1)];
+		if (e->pid == pid && e->seen + 1 >= scan_gen)
+			return e;
+		if (!free_e && (e->pid == 0 || e->seen + 1 < scan_gen))
+			free_e = e; /* empty, or not seen by the last two scans: gone */
+	}
+	if (!make || !free_e)
+		return NULL;
+	memset(free_e, 0, sizeof *free_e);
+	free_e->pid = pid;
+	return free_e;
+}
+
+/* the view's entry for pid, or -1 */
+static int view_index(int pid)
+{
+	for (int i = 0; i < view.n; i++)
+		if (view.h[i].p.pid == pid)
+			return i;
+	return -1;
+}
+
+static void view_put(const struct heavy *h)
+{
+	int i = view_index(h->p.pid);
+	if (i >= 0) {
+		view.h[i] = *h;
+	} else if (view.n < SP_MAX_PROCS) {
+		view.h[view.n++] = *h;
+	} else {
+		/* full: keep the largest */
+		int small = 0;
+		for (int k = 1; k < view.n; k++)
+			if (view.h[k].p.rss_bytes < view.h[small].p.rss_bytes)
+				small = k;
+		if (view.h[small].p.rss_bytes < h->p.rss_bytes)
+			view.h[small] = *h;
+	}
+}
+
+static void view_drop(int pid)
+{
+	int i = view_index(pid);
+	if (i >= 0)
+		view.h[i] = view.h[--view.n];
+}
+
+/* A scan: fresh (the first, or after the root or threshold changed) reads
+ * every process; otherwise the new ones and this scan's share of the known. */
+static void scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
+{
 	s->procs_seen = 0;
-	view.n = 0;
+	if (fresh) {
+		memset(pids, 0, sizeof pids);
+		scan_gen = 1;
+		view.n = 0;
+	}
+	scan_gen++;
 	struct sp_dir d;
-	if (sp_dir_open(&d, sp_procfs()) < 0)
+	if (sp_dir_open(&d, sp_procfs()) < 0) {
+		view.n = 0;
 		return;
+	}
 	char argv[4096], rel[64];
 	const char *name;
 	int self = (int)getpid();
@@ -455,6 +532,15 @@ static void full_scan(struct sp_sample *s, const struct sp_read_opts *o)
 		s->procs_seen++;
 		if (pid == self && !sp_paths_is_fixture())
 			continue;
+		struct pid_ent *e = pid_find(pid, true);
+		if (e && e->seen && e->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0) {
+			e->seen = scan_gen; /* known, the same process, not its turn */
+			continue;
+		}
+		if (e) {
+			e->seen = scan_gen;
+			e->ino = d.ino;
+		}
 		/* cheap first look: one stat (comm, start, resident pages); the
 		 * command line only for interpreters, launchers and known names,
 		 * or big processes */
@@ -464,13 +550,17 @@ static void full_scan(struct sp_sample *s, const struct sp_read_opts *o)
 		uint64_t rss;
 		bool has_comm;
 		char comm[sizeof p->comm];
-		if (brief_at(d.fd, rel, rl, comm, sizeof comm, &rss, &h.start, &has_comm) < 0)
+		if (brief_at(d.fd, rel, rl, comm, sizeof comm, &rss, &h.start, &has_comm) < 0) {
+			view_drop(pid);
 			continue;
+		}
 		if (!has_comm) {
 			size_t cl;
 			memcpy(rel + rl, "comm", 5);
-			if (sp_read_at(d.fd, rel, comm, sizeof comm, &cl) < 0)
+			if (sp_read_at(d.fd, rel, comm, sizeof comm, &cl) < 0) {
+				view_drop(pid);
 				continue;
+			}
 			char *nl = memchr(comm, '\n', cl);
 			if (nl)
 				*nl = 0;
@@ -480,8 +570,10 @@ static void full_scan(struct sp_sample *s, const struct sp_read_opts *o)
 		for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
 			if (known[i].comm && strcmp(known[i].comm, comm) == 0)
 				known_comm = 1;
-		if (!known_comm && rss < o->proc_min_rss)
+		if (!known_comm && rss < o->proc_min_rss) {
+			view_drop(pid);
 			continue;
+		}
 		memset(p, 0, sizeof *p);
 		p->pid = pid;
 		p->gpu_mem.why = SP_MISSING;
@@ -500,19 +592,11 @@ static void full_scan(struct sp_sample *s, const struct sp_read_opts *o)
 		argv[alen] = 0;
 		cmdline_show(p, argv, alen);
 		h.hit = sp_proc_classify(p->comm, argv, alen, p);
-		if (!h.hit && p->rss_bytes < o->proc_min_rss)
+		if (!h.hit && p->rss_bytes < o->proc_min_rss) {
+			view_drop(pid);
 			continue;
-		if (view.n < SP_MAX_PROCS) {
-			view.h[view.n++] = h;
-		} else {
-			/* full: keep the largest */
-			int small = 0;
-			for (int i = 1; i < view.n; i++)
-				if (view.h[i].p.rss_bytes < view.h[small].p.rss_bytes)
-					small = i;
-			if (view.h[small].p.rss_bytes < p->rss_bytes)
-				view.h[small] = h;
 		}
+		view_put(&h);
 	}
 	sp_dir_close(&d);
 	view.procs_seen = s->procs_seen;
@@ -564,8 +648,12 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 	double now = sp_mono_now();
 	if (!view.valid || strcmp(view.root, sp_procfs()) != 0 || view.min_rss != o->proc_min_rss ||
 	    now >= view.next_full || now < view.last_full) {
+		bool fresh = !view.valid || strcmp(view.root, sp_procfs()) != 0 || view.min_rss != o->proc_min_rss ||
+			     now < view.last_full;
+		if (!fresh)
+			reread(s); /* the listed ones first: gone ones dropped, RSS current */
 		double c0 = thread_cpu_s();
-		full_scan(s, o);
+		scan(s, o, fresh);
 		double cost = thread_cpu_s() - c0;
 		double period = cost * SP_PROC_SCAN_COST_X;
 		view.period = period < SP_PROC_SCAN_MIN_S ? SP_PROC_SCAN_MIN_S
