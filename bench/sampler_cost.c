@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* What one sample costs, in a steady state:
- *   sampler_cost SAMPLES INTERVAL_MS
- * reads SAMPLES samples (every source, the roots and NVML library from the
- * environment) INTERVAL_MS apart on an absolute clock, after one warm-up
+ *   sampler_cost SAMPLES INTERVAL_MS [nogpu|noprocs]
+ * reads SAMPLES samples (every source, or all but the GPU or the processes;
+ * the roots and NVML library from the environment) INTERVAL_MS apart on an absolute clock, after one warm-up
  * sample, and prints the CPU time per sample (user + system, getrusage) and
  * the process count. An interval of 0 samples back to back. */
 #include "probe/probe.h"
@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -29,6 +30,10 @@ int main(int argc, char **argv)
 	static struct sp_sample s;
 	struct sp_read_opts o;
 	sp_read_opts_init(&o);
+	if (argc > 3 && strcmp(argv[3], "nogpu") == 0)
+		o.what &= ~(unsigned)SP_READ_GPU;
+	if (argc > 3 && strcmp(argv[3], "noprocs") == 0)
+		o.what &= ~(unsigned)SP_READ_PROCS;
 	sp_sample_read(&s, &o); /* warm-up: dlopen, nvmlInit, the first full scans */
 	double c0 = cpu_s();
 	struct timespec next;
