@@ -124,12 +124,12 @@ static void needle_init(struct needle *nd, const char *s)
 	nd->s = s;
 }
 
-#define NEEDLE_SLOTS 256
+#define NEEDLE_SLOTS 64
 static _Thread_local struct needle needles[NEEDLE_SLOTS];
 
 static const struct needle *needle_of(const char *s, struct needle *tmp)
 {
-	size_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ULL >> 56;
+	size_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ULL >> 58; /* 6 bits: NEEDLE_SLOTS */
 	for (size_t k = 0; k < 8; k++) {
 		struct needle *e = &needles[(h + k) & (NEEDLE_SLOTS - 1)];
 		if (e->s == s)
