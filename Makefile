@@ -243,6 +243,11 @@ $(BUILD)/bench/soak_sampler: bench/soak_sampler.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# one sample's cost in a steady state (bench/bench_cost.sh)
+$(BUILD)/bench/sampler_cost: bench/sampler_cost.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # what `make check` adds to the unit and CLI suites
 # the include edges go down the layers and only src/probe/ names /proc, /sys
 # and /dev/kmsg paths (the ranks: scripts/check-layers.sh, docs/ARCHITECTURE.md)

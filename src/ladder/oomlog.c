@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,20 +76,106 @@ void sp_oomlog_init(struct sp_oomlog *p)
 /* ---- small matching helpers over the bounded line ---------------------------- */
 
 /* The bytes present in the line being classified: a needle with a byte the
- * line lacks cannot match, which spares most memmem calls on progress-bar
- * lines. Set by classify() for the duration of one line (NULL: no filter). */
+ * line lacks cannot match, which spares most memmem calls. Set by classify()
+ * for the duration of one line (NULL: no filter). */
 static _Thread_local const uint64_t *line_bytes;
+
+/* The bigrams present in the line (hashed into 256 bits), beside its bytes:
+ * a needle needs every one of its bigrams there, which rejects nearly every
+ * line that does not hold it before any search. */
+static _Thread_local const uint64_t *line_bigrams;
+
+static unsigned bigram_bit(unsigned char a, unsigned char b)
+{
+	return ((unsigned)a * 31u + (unsigned)b) & 255u;
+}
+
+/* Each needle's length, byte set and bigram set, computed once: at its call
+ * site (HAS, a per-thread static for the literal there), or, for a needle
+ * that comes from a table or a parameter, in a small per-thread cache keyed
+ * by its address (needles are string literals and static tables; one that
+ * finds no slot is measured each time: correct, only slower). */
+struct needle {
+	const char *s;
+	size_t len;
+	uint64_t set[4], bg[4];
+	unsigned key_word; /* the word of bg with the most bits: the first, cheapest test */
+	uint64_t key;
+};
+
+static void needle_init(struct needle *nd, const char *s)
+{
+	nd->len = strlen(s);
+	memset(nd->set, 0, sizeof nd->set);
+	memset(nd->bg, 0, sizeof nd->bg);
+	for (size_t i = 0; i < nd->len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		nd->set[c >> 6] |= 1ULL << (c & 63);
+		if (i > 0) {
+			unsigned b = bigram_bit((unsigned char)s[i - 1], c);
+			nd->bg[b >> 6] |= 1ULL << (b & 63);
+		}
+	}
+	nd->key_word = 0;
+	for (unsigned w = 1; w < 4; w++)
+		if (__builtin_popcountll(nd->bg[w]) > __builtin_popcountll(nd->bg[nd->key_word]))
+			nd->key_word = w;
+	nd->key = nd->bg[nd->key_word];
+	nd->s = s;
+}
+
+#define NEEDLE_SLOTS 64
+static _Thread_local struct needle needles[NEEDLE_SLOTS];
+
+static const struct needle *needle_of(const char *s, struct needle *tmp)
+{
+	size_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ULL >> 58; /* 6 bits: NEEDLE_SLOTS */
+	for (size_t k = 0; k < 8; k++) {
+		struct needle *e = &needles[(h + k) & (NEEDLE_SLOTS - 1)];
+		if (e->s == s)
+			return e;
+		if (!e->s) {
+			tmp = e;
+			break;
+		}
+	}
+	needle_init(tmp, s);
+	return tmp;
+}
+
+static inline __attribute__((always_inline)) const char *has_nd(const char *s, size_t n, const struct needle *nd)
+{
+	if (nd->len > n)
+		return NULL;
+	if (line_bytes && (nd->key & ~line_bigrams[nd->key_word]))
+		return NULL;
+	if (line_bytes && ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
+			   (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3]) |
+			   (nd->bg[0] & ~line_bigrams[0]) | (nd->bg[1] & ~line_bigrams[1]) |
+			   (nd->bg[2] & ~line_bigrams[2]) | (nd->bg[3] & ~line_bigrams[3])))
+		return NULL;
+	return memmem(s, n, nd->s, nd->len);
+}
 
 static const char *has(const char *s, size_t n, const char *needle)
 {
-	size_t m = strlen(needle);
-	if (line_bytes)
-		for (size_t i = 0; i < m; i++) {
-			unsigned char c = (unsigned char)needle[i];
-			if (!(line_bytes[c >> 6] >> (c & 63) & 1))
-				return NULL;
-		}
-	return memmem(s, n, needle, m);
+	struct needle spare;
+	return has_nd(s, n, needle_of(needle, &spare));
+}
+
+/* the needle of a literal, measured on its first use at this call site */
+#define NEEDLE(lit)                                     \
+	({                                              \
+		static _Thread_local struct needle nd_; \
+		if (!nd_.s)                             \
+			needle_init(&nd_, lit);         \
+		(const struct needle *)&nd_;            \
+	})
+#define HAS(s, n, lit) has_nd((s), (n), NEEDLE(lit))
+
+static bool line_has_byte(unsigned char c)
+{
+	return line_bytes[c >> 6] >> (c & 63) & 1;
 }
 
 static const char *has_ci(const char *s, size_t n, const char *needle)
@@ -96,6 +183,12 @@ static const char *has_ci(const char *s, size_t n, const char *needle)
 	size_t m = strlen(needle);
 	if (m == 0 || m > n)
 		return NULL;
+	if (line_bytes)
+		for (size_t i = 0; i < m; i++) {
+			unsigned char c = (unsigned char)needle[i];
+			if (!line_has_byte((unsigned char)tolower(c)) && !line_has_byte((unsigned char)toupper(c)))
+				return NULL;
+		}
 	const int first = tolower((unsigned char)needle[0]);
 	for (size_t i = 0; i + m <= n; i++)
 		if (tolower((unsigned char)s[i]) == first && strncasecmp(s + i, needle, m) == 0)
@@ -184,12 +277,12 @@ static bool size_before(const char *s, size_t n, const char *key, uint64_t *out)
 	return sp_oomlog_parse_size(p, out) > 0;
 }
 
-static uint64_t number_after(const char *s, size_t n, const char *key)
+static uint64_t number_after_nd(const char *s, size_t n, const struct needle *key)
 {
-	const char *k = has(s, n, key);
+	const char *k = has_nd(s, n, key);
 	if (!k)
 		return 0;
-	const char *p = k + strlen(key);
+	const char *p = k + key->len;
 	while (*p == ' ' || *p == '=' || *p == ':' || *p == '"' || *p == '\'')
 		p++;
 	if (!isdigit((unsigned char)*p))
@@ -199,6 +292,8 @@ static uint64_t number_after(const char *s, size_t n, const char *key)
 		v = v * 10 + (uint64_t)(*p - '0');
 	return v;
 }
+
+#define number_after(s, n, lit) number_after_nd((s), (n), NEEDLE(lit))
 
 /* ---- the figures in each message format ---------------------------------------- */
 
@@ -244,7 +339,7 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 {
 	/* "Free memory on device (2.77/119.7 GiB) on startup is less than desired
 	 * GPU memory utilization (0.9, 107.73 GiB)" */
-	const char *k = has(s, n, "Free memory on device (");
+	const char *k = HAS(s, n, "Free memory on device (");
 	if (k) {
 		const char *q = k + strlen("Free memory on device (");
 		char *e;
@@ -267,7 +362,7 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 			p->fig.total.why = SP_OK;
 		}
 	}
-	k = has(s, n, "GPU memory utilization (");
+	k = HAS(s, n, "GPU memory utilization (");
 	if (k) {
 		const char *c = memchr(k, ',', (size_t)(s + n - k));
 		if (c) {
@@ -370,12 +465,12 @@ static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
 /* tqdm: "desc:  30%|███       | 30/100 [00:10<00:23,  3.00it/s]" */
 static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 {
-	if (!(has(s, n, "it/s") || has(s, n, "s/it")))
+	if (!(HAS(s, n, "it/s") || HAS(s, n, "s/it")))
 		return;
 	const char *bar = memchr(s, '|', n);
 	if (!bar)
 		return;
-	const char *br = has(bar, (size_t)(s + n - bar), "[");
+	const char *br = HAS(bar, (size_t)(s + n - bar), "[");
 	const char *sl = br ? memchr(bar, '/', (size_t)(br - bar)) : NULL;
 	if (!sl)
 		return;
@@ -406,18 +501,18 @@ static bool is_sigkill(const char *s, size_t n)
 	// cppcheck-suppress knownConditionTrueFalse
 	if (b - a == 6 && memcmp(s + a, "Killed", 6) == 0)
 		return true;
-	const char *k = has(s, n, " Killed ");
+	const char *k = HAS(s, n, " Killed ");
 	if (k && k > s && isdigit((unsigned char)k[-1]))
 		return true;
-	if (has(s, n, "SIGKILL") || has_ci(s, n, "signal 9") || has(s, n, "status=9/KILL") ||
-	    has(s, n, "signal: killed"))
+	if (HAS(s, n, "SIGKILL") || has_ci(s, n, "signal 9") || HAS(s, n, "status=9/KILL") ||
+	    HAS(s, n, "signal: killed"))
 		return true;
 	/* "exit code 137", "exit status 137", "exitcode  : -9", "exit status -9" */
 	static const char *const codes[] = { "137", "-9" };
 	for (int c = 0; c < 2; c++) {
-		const char *q = s;
 		size_t cl = strlen(codes[c]);
-		while ((q = memmem(q, (size_t)(s + n - q), codes[c], cl)) != NULL) {
+		/* the first occurrence through the line's filter, the rest by memmem */
+		for (const char *q = has(s, n, codes[c]); q; q = memmem(q, (size_t)(s + n - q), codes[c], cl)) {
 			bool alone = (q + cl == s + n || !isdigit((unsigned char)q[cl])) &&
 				     (q == s || !isdigit((unsigned char)q[-1]));
 			size_t back = (size_t)(q - s) < 24 ? (size_t)(q - s) : 24;
@@ -433,14 +528,10 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
 
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
-	uint64_t set[4] = { 0, 0, 0, 0 };
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		set[c >> 6] |= 1ULL << (c & 63);
-	}
-	line_bytes = set;
+	line_bytes = p->line_set;
+	line_bigrams = p->line_bigrams;
 	classify_line(p, s, n);
-	line_bytes = NULL;
+	line_bytes = line_bigrams = NULL;
 }
 
 static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
@@ -463,7 +554,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (i0 == n)
 		return;
 
-	if (has(s, n, "Traceback (most recent call last)")) {
+	if (HAS(s, n, "Traceback (most recent call last)")) {
 		p->in_tb = true;
 		p->tb_frames = false;
 		p->tb_bnb = false;
@@ -473,51 +564,51 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	}
 	bool tb_exception = false;
 	if (p->in_tb) {
-		if (indented || has(s, n, "File \"")) {
+		if (indented || HAS(s, n, "File \"")) {
 			p->tb_frames = true;
 			tb_line(p, s, n);
 			return;
 		}
-		if (has(s, n, "During handling of") || has(s, n, "The above exception"))
+		if (HAS(s, n, "During handling of") || HAS(s, n, "The above exception"))
 			return;
 		tb_exception = p->tb_frames;
 	}
 
 	/* ---- failures ---- */
-	if (has(s, n, "Free memory on device") && has(s, n, "less than desired GPU memory utilization")) {
+	if (HAS(s, n, "Free memory on device") && HAS(s, n, "less than desired GPU memory utilization")) {
 		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
 			vllm_figures(p, s, n);
-	} else if ((has(s, n, "CUDA out of memory") || has(s, n, "OutOfMemoryError")) &&
-		   (!indented || has(s, n, "Tried to allocate"))) {
+	} else if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
+		   (!indented || HAS(s, n, "Tried to allocate"))) {
 		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n))
 			torch_figures(p, s, n);
-	} else if (has(s, n, "DefaultCPUAllocator: can't allocate memory")) {
+	} else if (HAS(s, n, "DefaultCPUAllocator: can't allocate memory")) {
 		uint64_t b = number_after(s, n, "you tried to allocate");
 		if (record(p, SP_OOM_CPU_ALLOC, s, n) && b) {
 			p->fig.tried.v = b;
 			p->fig.tried.why = SP_OK;
 		}
-	} else if (has(s, n, "model requires more system memory") || has(s, n, "cudaMalloc failed: out of memory") ||
-		   has(s, n, "unable to allocate CUDA") || has(s, n, "unable to allocate backend buffer") ||
-		   has(s, n, "model requires more memory")) {
+	} else if (HAS(s, n, "model requires more system memory") || HAS(s, n, "cudaMalloc failed: out of memory") ||
+		   HAS(s, n, "unable to allocate CUDA") || HAS(s, n, "unable to allocate backend buffer") ||
+		   HAS(s, n, "model requires more memory")) {
 		if (record(p, SP_OOM_OLLAMA, s, n)) {
 			/* "model requires more system memory (25.3 GiB) than is available (10.2 GiB)",
 			 * "allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory" */
 			if (!size_after(s, n, "memory (", &p->fig.tried))
 				size_after(s, n, "allocating", &p->fig.tried);
 			size_after(s, n, "is available (", &p->fig.free);
-			if (has(s, n, "model requires more")) {
+			if (HAS(s, n, "model requires more")) {
 				p->phase = SP_PHASE_LOAD;
 				set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
 			}
 		}
-	} else if (has(s, n, "NV_ERR_NO_MEMORY")) {
+	} else if (HAS(s, n, "NV_ERR_NO_MEMORY")) {
 		record(p, SP_OOM_DRIVER, s, n);
-	} else if (has(s, n, "Out of memory: Kill") || has(s, n, "out of memory: Kill") || has(s, n, "oom-kill:") ||
-		   has(s, n, "invoked oom-killer") || has(s, n, "oom_reaper: reaped")) {
+	} else if (HAS(s, n, "Out of memory: Kill") || HAS(s, n, "out of memory: Kill") || HAS(s, n, "oom-kill:") ||
+		   HAS(s, n, "invoked oom-killer") || HAS(s, n, "oom_reaper: reaped")) {
 		record(p, SP_OOM_KERNEL, s, n);
-	} else if (has(s, n, "CUDA error: out of memory") || has(s, n, "CUBLAS_STATUS_ALLOC_FAILED") ||
-		   has(s, n, "cudaErrorMemoryAllocation")) {
+	} else if (HAS(s, n, "CUDA error: out of memory") || HAS(s, n, "CUBLAS_STATUS_ALLOC_FAILED") ||
+		   HAS(s, n, "cudaErrorMemoryAllocation")) {
 		record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_CUDA_ERROR, s, n);
 	} else if (is_sigkill(s, n)) {
 		record(p, SP_OOM_SIGKILL, s, n);
@@ -526,16 +617,16 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		p->in_tb = false;
 
 	/* ---- progress ---- */
-	if (has(s, n, "Loading checkpoint shards") || has(s, n, "checkpoint shards") ||
-	    has(s, n, "Loading model weights") || has(s, n, "Loading weights") || has(s, n, "llm_load_tensors") ||
-	    has(s, n, "load_tensors:") || has(s, n, "llama_model_loader") || has(s, n, "Starting to load model") ||
-	    has(s, n, "loading weights file") || has(s, n, "from_pretrained")) {
+	if (HAS(s, n, "Loading checkpoint shards") || HAS(s, n, "checkpoint shards") ||
+	    HAS(s, n, "Loading model weights") || HAS(s, n, "Loading weights") || HAS(s, n, "llm_load_tensors") ||
+	    HAS(s, n, "load_tensors:") || HAS(s, n, "llama_model_loader") || HAS(s, n, "Starting to load model") ||
+	    HAS(s, n, "loading weights file") || HAS(s, n, "from_pretrained")) {
 		mark_progress(p, SP_PHASE_LOAD, "while loading the model");
-	} else if (has(s, n, "{'loss'") || has(s, n, "{\"loss\"") || has(s, n, "{'train_runtime'") ||
-		   has(s, n, "{'eval_loss'") || has(s, n, "***** Running training *****") ||
-		   has(s, n, "***** Running Evaluation *****")) {
+	} else if (HAS(s, n, "{'loss'") || HAS(s, n, "{\"loss\"") || HAS(s, n, "{'train_runtime'") ||
+		   HAS(s, n, "{'eval_loss'") || HAS(s, n, "***** Running training *****") ||
+		   HAS(s, n, "***** Running Evaluation *****")) {
 		mark_progress(p, SP_PHASE_STEP, "after training steps began, by the Trainer's log");
-	} else if (has(s, n, "%|")) {
+	} else if (HAS(s, n, "%|")) {
 		tqdm_line(p, s, n);
 	}
 	uint64_t v;
@@ -559,6 +650,8 @@ static void end_line(struct sp_oomlog *p)
 	if (p->cut)
 		p->long_lines++;
 	p->len = 0;
+	memset(p->line_set, 0, sizeof p->line_set);
+	memset(p->line_bigrams, 0, sizeof p->line_bigrams);
 	p->cut = false;
 }
 
@@ -566,8 +659,41 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 	uint64_t h = p->sig;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = b[i];
+	size_t i = 0;
+	while (i < len) {
+		/* the common case: a run of printable bytes, copied to the line
+		 * (while it fits) with the hash and the line's byte set */
+		if (!p->esc) {
+			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
+			char *dst = p->line + p->len;
+			uint64_t set[4], bg[4];
+			memcpy(set, p->line_set, sizeof set);
+			memcpy(bg, p->line_bigrams, sizeof bg);
+			unsigned char prev = p->len ? (unsigned char)p->line[p->len - 1] : 0;
+			size_t k = 0;
+			while (i < len) {
+				unsigned char c = b[i];
+				if (c < 0x20 || c == 0x7f)
+					break;
+				h = (h ^ c) * 0x100000001b3ULL;
+				if (k < room) {
+					dst[k++] = (char)c;
+					set[c >> 6] |= 1ULL << (c & 63);
+					unsigned g = bigram_bit(prev, c);
+					bg[g >> 6] |= 1ULL << (g & 63);
+					prev = c;
+				} else {
+					p->cut = true;
+				}
+				i++;
+			}
+			memcpy(p->line_set, set, sizeof set);
+			memcpy(p->line_bigrams, bg, sizeof bg);
+			p->len += k;
+			if (i >= len)
+				break;
+		}
+		unsigned char c = b[i++];
 		h = (h ^ c) * 0x100000001b3ULL;
 		/* ANSI escapes: ESC [ params final, ESC ] ... BEL|ESC \, ESC x */
 		if (p->esc) {
@@ -608,10 +734,16 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			p->control_bytes++;
 			c = ' ';
 		}
-		if (p->len < SP_OOMLOG_WINDOW)
+		if (p->len < SP_OOMLOG_WINDOW) {
+			if (p->len) {
+				unsigned g = bigram_bit((unsigned char)p->line[p->len - 1], c);
+				p->line_bigrams[g >> 6] |= 1ULL << (g & 63);
+			}
 			p->line[p->len++] = (char)c;
-		else
+			p->line_set[c >> 6] |= 1ULL << (c & 63);
+		} else {
 			p->cut = true;
+		}
 	}
 	p->sig = h;
 	p->bytes += len;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "out/chart.h"
+#include "util/text.h"
 #include "util/units.h"
 
 #include <math.h>
@@ -156,7 +157,7 @@ static void add_sample(struct sp_chart *c, const struct sp_logrow *r)
 	put(c, SP_S_THROUGHPUT, t, r->throughput);
 	put(c, SP_S_CONTIG, t, r->free_2mib / gib);
 	if (isfinite(r->throughput) && r->throughput_unit[0])
-		snprintf(c->throughput_unit, sizeof c->throughput_unit, "%s", r->throughput_unit);
+		sp_text_copy(c->throughput_unit, sizeof c->throughput_unit, r->throughput_unit);
 }
 
 /* ---- reason intervals ---------------------------------------------------------- */

@@ -38,6 +38,12 @@ void sp_hwmon_read(struct sp_sample *s);
 bool sp_proc_classify(const char *comm, const char *argv, size_t argv_len, struct sp_proc *p);
 /* /proc/PID/statm: resident pages (second field). 0 or -1. */
 int sp_statm_parse(const char *buf, uint64_t *resident_pages);
+/* /proc/PID/stat: comm (up to the last ')'), start time (field 22) and
+ * resident pages (field 24). 0 or -1. */
+int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, uint64_t *start,
+		     uint64_t *rss_pages);
+/* The memory-heavy processes: a full scan of /proc on the first call and on
+ * an adaptive period (2-60 s), the listed ones re-read in between (procs.c). */
 void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o);
 /* The entry for pid, read and added as a GPU process when the scan missed it. */
 struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid);

@@ -3,6 +3,7 @@
  * trainers recognised by name, with their resident memory and, for servers,
  * the cap they were started with when their command line says it. */
 #include "probe/probe.h"
+#include "util/clock.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/pagesize.h"
@@ -12,9 +13,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *sp_proc_kind_name(enum sp_proc_kind k)
@@ -235,6 +240,18 @@ static int read_proc_brief(int pid, struct sp_proc *p)
 }
 
 /* The command line: NUL-separated argv into argv[], and its start for people. */
+static void cmdline_show(struct sp_proc *p, const char *argv, size_t argv_len)
+{
+	size_t n = argv_len < sizeof p->cmdline - 1 ? argv_len : sizeof p->cmdline - 1;
+	/* cppcheck follows one caller's argv_len of 0 and concludes n < 1 */
+	// cppcheck-suppress knownConditionTrueFalse
+	for (size_t i = 0; i < n; i++)
+		p->cmdline[i] = argv[i] ? (isprint((unsigned char)argv[i]) ? argv[i] : '?') : ' ';
+	while (n > 0 && p->cmdline[n - 1] == ' ')
+		n--;
+	p->cmdline[n] = 0;
+}
+
 static void read_cmdline(int pid, struct sp_proc *p, char *argv, size_t argv_cap, size_t *argv_len)
 {
 	char path[600];
@@ -242,14 +259,7 @@ static void read_cmdline(int pid, struct sp_proc *p, char *argv, size_t argv_cap
 	sp_proc_path(path, sizeof path, "%d/cmdline", pid);
 	if (sp_read_file(path, argv, argv_cap, argv_len) < 0)
 		*argv_len = 0;
-	size_t n = *argv_len < sizeof p->cmdline - 1 ? *argv_len : sizeof p->cmdline - 1;
-	/* cppcheck follows one caller's argv_cap of 2 and concludes n < 1 */
-	// cppcheck-suppress knownConditionTrueFalse
-	for (size_t i = 0; i < n; i++)
-		p->cmdline[i] = argv[i] ? (isprint((unsigned char)argv[i]) ? argv[i] : '?') : ' ';
-	while (n > 0 && p->cmdline[n - 1] == ' ')
-		n--;
-	p->cmdline[n] = 0;
+	cmdline_show(p, argv, *argv_len);
 }
 
 static int read_proc(int pid, struct sp_proc *p, char *argv, size_t argv_cap, size_t *argv_len)
@@ -281,14 +291,240 @@ static int cmp_rss(const void *a, const void *b)
 	return x->rss_bytes < y->rss_bytes ? 1 : x->rss_bytes > y->rss_bytes ? -1 : 0;
 }
 
-void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
+int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, uint64_t *start,
+		     uint64_t *rss_pages)
 {
-	s->nprocs = 0;
+	/* pid (comm) state ppid ... field 22 starttime ... field 24 rss; comm
+	 * may hold spaces and parentheses: it ends at the last ')' */
+	const char *open = memchr(buf, '(', len);
+	const char *close = NULL;
+	for (const char *q = buf + len; q > buf; q--)
+		if (q[-1] == ')') {
+			close = q - 1;
+			break;
+		}
+	if (!open || !close || close < open)
+		return -1;
+	size_t cl = (size_t)(close - open - 1);
+	if (cl >= comm_cap)
+		cl = comm_cap - 1;
+	memcpy(comm, open + 1, cl);
+	comm[cl] = 0;
+	const char *p = close + 1, *end = buf + len;
+	uint64_t v22 = 0, v24 = 0;
+	for (int field = 3; field <= 24; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p >= end)
+			return -1;
+		uint64_t v = 0;
+		int digits = 0;
+		bool neg = *p == '-';
+		if (neg)
+			p++;
+		while (p < end && *p >= '0' && *p <= '9') {
+			if (v > (UINT64_MAX - 9) / 10)
+				return -1;
+			v = v * 10 + (uint64_t)(*p++ - '0');
+			digits++;
+		}
+		if (field == 3) { /* the state letter */
+			while (p < end && *p != ' ')
+				p++;
+			continue;
+		}
+		if (!digits || (p < end && *p != ' ' && *p != '\n'))
+			return -1;
+		if (field == 22)
+			v22 = v;
+		if (field == 24)
+			v24 = neg ? 0 : v;
+	}
+	*start = v22;
+	*rss_pages = v24;
+	return 0;
+}
+
+/* ---- the process view ----------------------------------------------------------------
+ * A scan lists /proc and reads at most one file per process (/proc/PID/stat:
+ * comm, start time and resident pages in one read; trees without it, such
+ * as the test fixtures, give comm and statm), the command line only of
+ * interpreters, launchers, known names and processes above the RSS threshold;
+ * after the first, only the pids it has not seen and, in turn, one in
+ * SP_PROC_RECHECK of the known ones (the pid table below). Its result is
+ * kept: between scans a sample re-reads only the processes it listed (one
+ * stat each: a process whose start time changed is another one that reuses
+ * the pid, and is dropped). Scans come on an adaptive period,
+ * SP_PROC_SCAN_COST_X times the CPU time the last one took, between
+ * SP_PROC_SCAN_MIN_S and SP_PROC_SCAN_MAX_S: a new heavy process is seen
+ * within that period, one that exec'd or grew past the threshold within
+ * SP_PROC_RECHECK of them; a listed one that ended is gone at the next
+ * sample. The first sample of a process (a one-shot status) reads them all. */
+#define SP_PROC_SCAN_MIN_S 2.0
+#define SP_PROC_SCAN_MAX_S 60.0
+#define SP_PROC_SCAN_COST_X 2000.0
+
+struct heavy {
+	struct sp_proc p;  /* as classified at the last full scan; rss re-read */
+	uint64_t start;    /* /proc/PID/stat field 22 (0: the tree has no stat) */
+	bool hit;          /* a recognised server or trainer (listed whatever its size) */
+};
+static pthread_mutex_t view_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool valid;
+	char root[512];
+	uint64_t min_rss;
+	double last_full, next_full, period;
+	int procs_seen;
+	int n;
+	struct heavy h[SP_MAX_PROCS];
+} view;
+
+/* "1234/" into rel; returns its length */
+static size_t pid_dir(char *rel, int pid)
+{
+	char t[16];
+	size_t n = 0;
+	unsigned u = (unsigned)pid;
+	do
+		t[n++] = (char)('0' + u % 10);
+	while ((u /= 10) && n < sizeof t);
+	for (size_t i = 0; i < n; i++)
+		rel[i] = t[n - 1 - i];
+	rel[n] = '/';
+	return n + 1;
+}
+
+static uint64_t page_size(void)
+{
+	static uint64_t page;
+	if (!page)
+		page = (uint64_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+/* resident bytes and start time of the process under dfd/rel ("PID/"); comm
+ * into comm when asked. 0, -1 when it is gone or its count is forged. */
+static int brief_at(int dfd, char *rel, size_t rl, char *comm, size_t comm_cap, uint64_t *rss,
+		    uint64_t *start, bool *has_comm)
+{
+	char buf[1024];
+	size_t len;
+	uint64_t pages = 0;
+	*rss = 0;
+	*start = 0;
+	*has_comm = false;
+	memcpy(rel + rl, "stat", 5);
+	int r = sp_read_at(dfd, rel, buf, sizeof buf, &len);
+	if (r == 0) {
+		char c[64];
+		if (sp_pidstat_parse(buf, len, c, sizeof c, start, &pages) < 0)
+			return -1;
+		if (comm) {
+			size_t cl = strnlen(c, comm_cap - 1);
+			memcpy(comm, c, cl);
+			comm[cl] = 0;
+			*has_comm = true;
+		}
+	} else if (r == -ENOENT) {
+		/* no stat (a fixture tree): statm, and comm below */
+		memcpy(rel + rl, "statm", 6);
+		if (sp_read_at(dfd, rel, buf, sizeof buf, NULL) < 0 || sp_statm_parse(buf, &pages) < 0)
+			pages = 0;
+	} else {
+		return -1;
+	}
+	/* no process holds 64 PiB: a wrapped or forged count is left out */
+	if (pages > (1ULL << 56) / page_size())
+		return -1;
+	*rss = pages * page_size();
+	return 0;
+}
+
+/* Every pid the last scans saw, with its directory's inode number (from
+ * getdents, free) and start time: a scan reads only the pids it has not seen
+ * (or whose inode changed: a new process on a reused pid) and, in rotation,
+ * one in SP_PROC_RECHECK of the known ones (a process that exec'd into a
+ * launcher, or grew past the threshold, is seen within that many scans). */
+#define SP_PROC_RECHECK 8u
+#define PID_SLOTS 16384u
+struct pid_ent {
+	int pid;
+	uint32_t seen;            /* the scan that last saw it */
+	unsigned long long ino;
+};
+static struct pid_ent pids[PID_SLOTS];
+static uint32_t scan_gen;
+
+static struct pid_ent *pid_find(int pid, bool make)
+{
+	uint32_t h = ((uint32_t)pid * 2654435761u) >> 18; /* 14 bits */
+	struct pid_ent *free_e = NULL;
+	for (uint32_t k = 0; k < 16; k++) {
+		struct pid_ent *e = &pids[(h + k) & (PID_SLOTS - 1)];
+		if (e->pid == pid && e->seen + 1 >= scan_gen)
+			return e;
+		if (!free_e && (e->pid == 0 || e->seen + 1 < scan_gen))
+			free_e = e; /* empty, or not seen by the last two scans: gone */
+	}
+	if (!make || !free_e)
+		return NULL;
+	memset(free_e, 0, sizeof *free_e);
+	free_e->pid = pid;
+	return free_e;
+}
+
+/* the view's entry for pid, or -1 */
+static int view_index(int pid)
+{
+	for (int i = 0; i < view.n; i++)
+		if (view.h[i].p.pid == pid)
+			return i;
+	return -1;
+}
+
+static void view_put(const struct heavy *h)
+{
+	int i = view_index(h->p.pid);
+	if (i >= 0) {
+		view.h[i] = *h;
+	} else if (view.n < SP_MAX_PROCS) {
+		view.h[view.n++] = *h;
+	} else {
+		/* full: keep the largest */
+		int small = 0;
+		for (int k = 1; k < view.n; k++)
+			if (view.h[k].p.rss_bytes < view.h[small].p.rss_bytes)
+				small = k;
+		if (view.h[small].p.rss_bytes < h->p.rss_bytes)
+			view.h[small] = *h;
+	}
+}
+
+static void view_drop(int pid)
+{
+	int i = view_index(pid);
+	if (i >= 0)
+		view.h[i] = view.h[--view.n];
+}
+
+/* A scan: fresh (the first, or after the root or threshold changed) reads
+ * every process; otherwise the new ones and this scan's share of the known. */
+static void scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
+{
 	s->procs_seen = 0;
+	if (fresh) {
+		memset(pids, 0, sizeof pids);
+		scan_gen = 1;
+		view.n = 0;
+	}
+	scan_gen++;
 	struct sp_dir d;
-	if (sp_dir_open(&d, sp_procfs()) < 0)
+	if (sp_dir_open(&d, sp_procfs()) < 0) {
+		view.n = 0;
 		return;
-	char argv[4096];
+	}
+	char argv[4096], rel[64];
 	const char *name;
 	int self = (int)getpid();
 	while ((name = sp_dir_next(&d))) {
@@ -299,35 +535,145 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 		s->procs_seen++;
 		if (pid == self && !sp_paths_is_fixture())
 			continue;
-		struct sp_proc p;
-		size_t alen = 0;
-		/* cheap first look: comm and statm; the command line only for
-		 * interpreters, launchers and known names, or big processes */
-		if (read_proc_brief(pid, &p) < 0)
+		struct pid_ent *e = pid_find(pid, true);
+		if (e && e->seen && e->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0) {
+			e->seen = scan_gen; /* known, the same process, not its turn */
 			continue;
-		int known_comm = worth_argv(p.comm);
-		for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
-			if (known[i].comm && strcmp(known[i].comm, p.comm) == 0)
-				known_comm = 1;
-		if (!known_comm && p.rss_bytes < o->proc_min_rss)
-			continue;
-		read_cmdline(pid, &p, argv, sizeof argv, &alen);
-		bool hit = sp_proc_classify(p.comm, argv, alen, &p);
-		if (!hit && p.rss_bytes < o->proc_min_rss)
-			continue;
-		if (s->nprocs < SP_MAX_PROCS) {
-			s->procs[s->nprocs++] = p;
-		} else {
-			/* full: keep the largest */
-			int small = 0;
-			for (int i = 1; i < s->nprocs; i++)
-				if (s->procs[i].rss_bytes < s->procs[small].rss_bytes)
-					small = i;
-			if (s->procs[small].rss_bytes < p.rss_bytes)
-				s->procs[small] = p;
 		}
+		if (e) {
+			e->seen = scan_gen;
+			e->ino = d.ino;
+		}
+		/* cheap first look: one stat (comm, start, resident pages); the
+		 * command line only for interpreters, launchers and known names,
+		 * or big processes */
+		size_t rl = pid_dir(rel, pid);
+		struct heavy h;
+		struct sp_proc *p = &h.p;
+		uint64_t rss;
+		bool has_comm;
+		char comm[sizeof p->comm];
+		if (brief_at(d.fd, rel, rl, comm, sizeof comm, &rss, &h.start, &has_comm) < 0) {
+			view_drop(pid);
+			continue;
+		}
+		if (!has_comm) {
+			size_t cl;
+			memcpy(rel + rl, "comm", 5);
+			if (sp_read_at(d.fd, rel, comm, sizeof comm, &cl) < 0) {
+				view_drop(pid);
+				continue;
+			}
+			char *nl = memchr(comm, '\n', cl);
+			if (nl)
+				*nl = 0;
+		}
+		sp_text_clean(comm); /* a process names itself: no escapes to root's terminal */
+		int known_comm = worth_argv(comm);
+		for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
+			if (known[i].comm && strcmp(known[i].comm, comm) == 0)
+				known_comm = 1;
+		if (!known_comm && rss < o->proc_min_rss) {
+			view_drop(pid);
+			continue;
+		}
+		memset(p, 0, sizeof *p);
+		p->pid = pid;
+		p->gpu_mem.why = SP_MISSING;
+		p->kind = SP_PROC_OTHER;
+		memcpy(p->comm, comm, sizeof p->comm);
+		snprintf(p->name, sizeof p->name, "%s", p->comm);
+		p->rss_bytes = rss;
+		size_t alen = 0;
+		memcpy(rel + rl, "cmdline", 8);
+		int fd = openat(d.fd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0) {
+			ssize_t r = sp_read_full(fd, argv, sizeof argv - 1);
+			close(fd);
+			alen = r > 0 ? (size_t)r : 0;
+		}
+		argv[alen] = 0;
+		cmdline_show(p, argv, alen);
+		h.hit = sp_proc_classify(p->comm, argv, alen, p);
+		if (!h.hit && p->rss_bytes < o->proc_min_rss) {
+			view_drop(pid);
+			continue;
+		}
+		view_put(&h);
 	}
 	sp_dir_close(&d);
+	view.procs_seen = s->procs_seen;
+}
+
+/* between full scans: the listed processes only */
+static void reread(struct sp_sample *s)
+{
+	s->procs_seen = view.procs_seen;
+	int dfd = open(sp_procfs(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		view.n = 0;
+		return;
+	}
+	int w = 0;
+	for (int i = 0; i < view.n; i++) {
+		struct heavy *h = &view.h[i];
+		char rel[64];
+		size_t rl = pid_dir(rel, h->p.pid);
+		uint64_t rss, start;
+		bool has_comm;
+		if (brief_at(dfd, rel, rl, NULL, 0, &rss, &start, &has_comm) < 0 || start != h->start)
+			continue; /* ended, or the pid is another process's now */
+		if (start == 0) {
+			/* no start time to tell (a tree without stat): its comm must still be there */
+			char c[sizeof h->p.comm];
+			memcpy(rel + rl, "comm", 5);
+			if (sp_read_at(dfd, rel, c, sizeof c, NULL) < 0)
+				continue;
+		}
+		h->p.rss_bytes = rss;
+		view.h[w++] = *h;
+	}
+	view.n = w;
+	close(dfd);
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+		return 0;
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
+{
+	pthread_mutex_lock(&view_lock);
+	double now = sp_mono_now();
+	if (!view.valid || strcmp(view.root, sp_procfs()) != 0 || view.min_rss != o->proc_min_rss ||
+	    now >= view.next_full || now < view.last_full) {
+		bool fresh = !view.valid || strcmp(view.root, sp_procfs()) != 0 || view.min_rss != o->proc_min_rss ||
+			     now < view.last_full;
+		if (!fresh)
+			reread(s); /* the listed ones first: gone ones dropped, RSS current */
+		double c0 = thread_cpu_s();
+		scan(s, o, fresh);
+		double cost = thread_cpu_s() - c0;
+		double period = cost * SP_PROC_SCAN_COST_X;
+		view.period = period < SP_PROC_SCAN_MIN_S ? SP_PROC_SCAN_MIN_S
+			      : period > SP_PROC_SCAN_MAX_S ? SP_PROC_SCAN_MAX_S : period;
+		view.last_full = now;
+		view.next_full = now + view.period;
+		view.min_rss = o->proc_min_rss;
+		snprintf(view.root, sizeof view.root, "%s", sp_procfs());
+		view.valid = true;
+	} else {
+		reread(s);
+	}
+	s->nprocs = 0;
+	for (int i = 0; i < view.n; i++)
+		if (view.h[i].hit || view.h[i].p.rss_bytes >= o->proc_min_rss)
+			s->procs[s->nprocs++] = view.h[i].p;
+	pthread_mutex_unlock(&view_lock);
 	sp_sort(s->procs, (size_t)s->nprocs, sizeof s->procs[0], cmp_rss);
 }
 

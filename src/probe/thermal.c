@@ -3,6 +3,7 @@
  * On GB10 the `acpitz` zones track the GPU die; the community `spbm` driver
  * gives system/SoC/GPU power and the firmware's PL1/PL2 limit channels. */
 #include "probe/probe.h"
+#include "util/clock.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"
@@ -10,9 +11,12 @@
 #include "util/text.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* "thermal_zone12" -> 12 ; -1 when the name does not have that shape */
 static int suffix_index(const char *name, const char *prefix)
@@ -32,9 +36,84 @@ static void set_i64(struct sp_i64 *f, int r, int64_t v)
 	f->why = r == 0 ? SP_OK : (r == -EINVAL ? SP_MALFORMED : sp_why_from_errno(r));
 }
 
-static int cmp_zone(const void *a, const void *b)
+/* ---- static metadata, read once ---------------------------------------------------
+ * Zone types, hwmon chip names, labels, caps and maxima do not change while a
+ * driver is loaded; only the readings do. They are read on the first sample
+ * and again when the class directory changes (its inode or mtime: a driver
+ * loaded or unloaded adds or removes an entry), when a reading's file has gone,
+ * when the root moves (--sysfs), or after SP_SENSOR_META_S seconds (a cap set
+ * by hand is seen within that). In between a sample opens one file per
+ * reading and stats the two class directories. */
+#define SP_SENSOR_META_S 60.0
+
+struct tree_id {
+	char root[512];
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	double at;
+	bool valid;
+};
+
+static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 when the tree at dir is the one the cache was built from, recent enough */
+static bool tree_same(const struct tree_id *t, const char *dir, struct tree_id *now)
 {
-	return ((const struct sp_zone *)a)->index - ((const struct sp_zone *)b)->index;
+	struct stat st;
+	memset(now, 0, sizeof *now);
+	snprintf(now->root, sizeof now->root, "%s", dir);
+	now->at = sp_mono_now();
+	if (stat(dir, &st) == 0) {
+		now->dev = st.st_dev;
+		now->ino = st.st_ino;
+		now->mtime = st.st_mtim;
+	}
+	now->valid = true;
+	return t->valid && strcmp(t->root, now->root) == 0 && t->dev == now->dev && t->ino == now->ino &&
+	       t->mtime.tv_sec == now->mtime.tv_sec && t->mtime.tv_nsec == now->mtime.tv_nsec &&
+	       now->at >= t->at && now->at - t->at < SP_SENSOR_META_S;
+}
+
+struct zone_meta {
+	struct sp_zone z;  /* index and type; the temperature is read per sample */
+	char dir[32];      /* thermal_zoneN */
+};
+static struct {
+	struct tree_id id;
+	int n;
+	struct zone_meta m[SP_MAX_ZONES];
+} zones;
+
+static int cmp_zone_meta(const void *a, const void *b)
+{
+	return ((const struct zone_meta *)a)->z.index - ((const struct zone_meta *)b)->z.index;
+}
+
+static void zones_rebuild(const char *dir)
+{
+	zones.n = 0;
+	struct sp_dir d;
+	if (sp_dir_open(&d, dir) < 0)
+		return;
+	const char *name;
+	while ((name = sp_dir_next(&d)) && zones.n < SP_MAX_ZONES) {
+		int idx = suffix_index(name, "thermal_zone");
+		if (idx < 0 || strlen(name) >= sizeof zones.m[0].dir)
+			continue;
+		struct zone_meta *m = &zones.m[zones.n];
+		memset(m, 0, sizeof *m);
+		m->z.index = idx;
+		snprintf(m->dir, sizeof m->dir, "%s", name);
+		char p[900];
+		snprintf(p, sizeof p, "%s/%s/type", dir, name);
+		if (sp_read_line(p, m->z.type, sizeof m->z.type) < 0)
+			snprintf(m->z.type, sizeof m->z.type, "zone%d", idx);
+		sp_text_clean(m->z.type);
+		zones.n++;
+	}
+	sp_dir_close(&d);
+	sp_sort(zones.m, (size_t)zones.n, sizeof zones.m[0], cmp_zone_meta);
 }
 
 void sp_thermal_read(struct sp_sample *s)
@@ -42,33 +121,29 @@ void sp_thermal_read(struct sp_sample *s)
 	s->nzones = 0;
 	char dir[600];
 	sp_sys_path(dir, sizeof dir, "class/thermal");
-	struct sp_dir d;
-	if (sp_dir_open(&d, dir) < 0)
-		return;
-	const char *name;
-	while ((name = sp_dir_next(&d)) && s->nzones < SP_MAX_ZONES) {
-		int idx = suffix_index(name, "thermal_zone");
-		if (idx < 0)
-			continue;
-		struct sp_zone *z = &s->zones[s->nzones];
-		memset(z, 0, sizeof *z);
-		z->index = idx;
+	pthread_mutex_lock(&meta_lock);
+	struct tree_id now;
+	if (!tree_same(&zones.id, dir, &now)) {
+		zones_rebuild(dir);
+		zones.id = now;
+	}
+	bool gone = false;
+	for (int i = 0; i < zones.n; i++) {
+		struct sp_zone *z = &s->zones[s->nzones++];
+		*z = zones.m[i].z;
 		char p[900];
-		snprintf(p, sizeof p, "%s/%s/type", dir, name);
-		if (sp_read_line(p, z->type, sizeof z->type) < 0)
-			snprintf(z->type, sizeof z->type, "zone%d", idx);
-		sp_text_clean(z->type);
-		snprintf(p, sizeof p, "%s/%s/temp", dir, name);
+		snprintf(p, sizeof p, "%s/%s/temp", dir, zones.m[i].dir);
 		int64_t v = 0;
 		int r = sp_read_i64(p, &v);
+		gone |= r == -ENOENT;
 		set_i64(&z->temp_mc, r, v);
 		/* a die between -60 and 200 degC; anything else is a broken sensor */
 		if (r == 0 && (v < -60000 || v > 200000))
 			z->temp_mc.why = SP_IMPLAUSIBLE;
-		s->nzones++;
 	}
-	sp_dir_close(&d);
-	sp_sort(s->zones, (size_t)s->nzones, sizeof s->zones[0], cmp_zone);
+	if (gone)
+		zones.id.valid = false; /* a zone went away: list them again next time */
+	pthread_mutex_unlock(&meta_lock);
 }
 
 static int cmp_hw(const void *a, const void *b)
@@ -111,21 +186,32 @@ static int hw_attr(const char *name, enum sp_hw_kind *kind, int *chan, int *is_a
 	return -1;
 }
 
-static struct sp_hwchan *hw_slot(struct sp_sample *s, int hwmon, enum sp_hw_kind k, int chan)
+struct hw_meta {
+	struct sp_hwchan c; /* chip, label, cap, max; the value is read per sample */
+	char dir[32];       /* hwmonN */
+	bool has_input, has_avg;
+};
+static struct {
+	struct tree_id id;
+	int n;
+	struct hw_meta m[SP_MAX_HWMON];
+} hws;
+
+static struct hw_meta *hw_slot(int hwmon, enum sp_hw_kind k, int chan)
 {
-	for (int i = 0; i < s->nhw; i++)
-		if (s->hw[i].hwmon == hwmon && s->hw[i].kind == k && s->hw[i].chan == chan)
-			return &s->hw[i];
-	if (s->nhw >= SP_MAX_HWMON)
+	for (int i = 0; i < hws.n; i++)
+		if (hws.m[i].c.hwmon == hwmon && hws.m[i].c.kind == k && hws.m[i].c.chan == chan)
+			return &hws.m[i];
+	if (hws.n >= SP_MAX_HWMON)
 		return NULL;
-	struct sp_hwchan *c = &s->hw[s->nhw++];
-	memset(c, 0, sizeof *c);
-	c->hwmon = hwmon;
-	c->kind = k;
-	c->chan = chan;
-	c->cap.why = c->max.why = SP_MISSING;
-	c->value.why = SP_MISSING;
-	return c;
+	struct hw_meta *m = &hws.m[hws.n++];
+	memset(m, 0, sizeof *m);
+	m->c.hwmon = hwmon;
+	m->c.kind = k;
+	m->c.chan = chan;
+	m->c.cap.why = m->c.max.why = SP_MISSING;
+	m->c.value.why = SP_MISSING;
+	return m;
 }
 
 static const char *kind_pfx(enum sp_hw_kind k)
@@ -133,13 +219,15 @@ static const char *kind_pfx(enum sp_hw_kind k)
 	return k == SP_HW_TEMP ? "temp" : k == SP_HW_POWER ? "power" : "energy";
 }
 
-static void read_chip(struct sp_sample *s, const char *dir, int hwmon)
+/* the channels of one chip and their static attributes */
+static void chip_meta(const char *dir, const char *dname, int hwmon)
 {
 	char p[1100], chip[32] = "";
 	snprintf(p, sizeof p, "%s/name", dir);
 	if (sp_read_line(p, chip, sizeof chip) < 0)
 		snprintf(chip, sizeof chip, "hwmon%d", hwmon);
 	sp_text_clean(chip);
+	int first = hws.n;
 	struct sp_dir d;
 	if (sp_dir_open(&d, dir) < 0)
 		return;
@@ -149,29 +237,23 @@ static void read_chip(struct sp_sample *s, const char *dir, int hwmon)
 		int chan, is_avg;
 		if (hw_attr(name, &k, &chan, &is_avg) < 0)
 			continue;
-		struct sp_hwchan *c = hw_slot(s, hwmon, k, chan);
-		if (!c)
+		struct hw_meta *m = hw_slot(hwmon, k, chan);
+		if (!m)
 			break;
-		/* a power channel may have both _input and _average: prefer _average
-		 * (the firmware's own smoothing, what PL1 is judged against) */
-		if (c->value.why == SP_OK && !is_avg)
-			continue;
-		snprintf(c->chip, sizeof c->chip, "%s", chip);
-		snprintf(p, sizeof p, "%s/%s", dir, name);
-		int64_t v = 0;
-		int r = sp_read_i64(p, &v);
-		set_i64(&c->value, r, v);
-		if (r == 0 && k == SP_HW_TEMP && (v < -60000 || v > 200000))
-			c->value.why = SP_IMPLAUSIBLE;
-		if (r == 0 && k == SP_HW_POWER && (v < 0 || v > 10000000000LL))
-			c->value.why = SP_IMPLAUSIBLE;
+		/* a power channel may have both _input and _average: the sample
+		 * prefers _average (the firmware's own smoothing, what PL1 is judged
+		 * against) */
+		if (is_avg)
+			m->has_avg = true;
+		else
+			m->has_input = true;
+		snprintf(m->c.chip, sizeof m->c.chip, "%s", chip);
+		snprintf(m->dir, sizeof m->dir, "%s", dname);
 	}
 	sp_dir_close(&d);
 	/* labels, caps and maxima for the channels found */
-	for (int i = 0; i < s->nhw; i++) {
-		struct sp_hwchan *c = &s->hw[i];
-		if (c->hwmon != hwmon)
-			continue;
+	for (int i = first; i < hws.n; i++) {
+		struct sp_hwchan *c = &hws.m[i].c;
 		const char *kp = kind_pfx(c->kind);
 		snprintf(p, sizeof p, "%s/%s%d_label", dir, kp, c->chan);
 		if (sp_read_line(p, c->label, sizeof c->label) < 0)
@@ -193,25 +275,71 @@ static void read_chip(struct sp_sample *s, const char *dir, int hwmon)
 	}
 }
 
-void sp_hwmon_read(struct sp_sample *s)
+static int cmp_hw_meta(const void *a, const void *b)
 {
-	s->nhw = 0;
-	char dir[600];
-	sp_sys_path(dir, sizeof dir, "class/hwmon");
+	return cmp_hw(&((const struct hw_meta *)a)->c, &((const struct hw_meta *)b)->c);
+}
+
+static void hw_rebuild(const char *dir)
+{
+	hws.n = 0;
 	struct sp_dir d;
 	if (sp_dir_open(&d, dir) < 0)
 		return;
 	const char *name;
 	while ((name = sp_dir_next(&d))) {
 		int idx = suffix_index(name, "hwmon");
-		if (idx < 0)
+		if (idx < 0 || strlen(name) >= sizeof hws.m[0].dir)
 			continue;
 		char sub[900];
 		snprintf(sub, sizeof sub, "%s/%s", dir, name);
-		read_chip(s, sub, idx);
+		chip_meta(sub, name, idx);
 	}
 	sp_dir_close(&d);
-	sp_sort(s->hw, (size_t)s->nhw, sizeof s->hw[0], cmp_hw);
+	sp_sort(hws.m, (size_t)hws.n, sizeof hws.m[0], cmp_hw_meta);
+}
+
+/* one reading: 0 or -errno, the value in *v */
+static int hw_value(const char *dir, const struct hw_meta *m, bool avg, int64_t *v)
+{
+	char p[1100];
+	snprintf(p, sizeof p, "%s/%s/%s%d_%s", dir, m->dir, kind_pfx(m->c.kind), m->c.chan,
+		 avg ? "average" : "input");
+	return sp_read_i64(p, v);
+}
+
+void sp_hwmon_read(struct sp_sample *s)
+{
+	s->nhw = 0;
+	char dir[600];
+	sp_sys_path(dir, sizeof dir, "class/hwmon");
+	pthread_mutex_lock(&meta_lock);
+	struct tree_id now;
+	if (!tree_same(&hws.id, dir, &now)) {
+		hw_rebuild(dir);
+		hws.id = now;
+	}
+	bool gone = false;
+	for (int i = 0; i < hws.n; i++) {
+		const struct hw_meta *m = &hws.m[i];
+		struct sp_hwchan *c = &s->hw[s->nhw++];
+		*c = m->c;
+		int64_t v = 0;
+		int r = -ENOENT;
+		if (m->has_avg)
+			r = hw_value(dir, m, true, &v);
+		if (r < 0 && m->has_input)
+			r = hw_value(dir, m, false, &v);
+		gone |= r == -ENOENT;
+		set_i64(&c->value, r, v);
+		if (r == 0 && c->kind == SP_HW_TEMP && (v < -60000 || v > 200000))
+			c->value.why = SP_IMPLAUSIBLE;
+		if (r == 0 && c->kind == SP_HW_POWER && (v < 0 || v > 10000000000LL))
+			c->value.why = SP_IMPLAUSIBLE;
+	}
+	if (gone)
+		hws.id.valid = false; /* a sensor went away: list them again next time */
+	pthread_mutex_unlock(&meta_lock);
 }
 
 const struct sp_hwchan *sp_hw_find(const struct sp_sample *s, const char *chip,

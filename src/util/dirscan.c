@@ -44,6 +44,7 @@ const char *sp_dir_next(struct sp_dir *d)
 		d->pos += e->d_reclen;
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
+		d->ino = e->d_ino;
 		return e->d_name;
 	}
 }

@@ -10,6 +10,7 @@ struct sp_dir {
 	int fd;
 	_Alignas(8) char buf[4096]; /* getdents64 records are 8-byte aligned */
 	size_t len, pos;
+	unsigned long long ino; /* the inode number of the entry sp_dir_next returned last */
 };
 /* 0 or -errno */
 int sp_dir_open(struct sp_dir *d, const char *path);

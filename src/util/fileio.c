@@ -104,6 +104,30 @@ int sp_read_file(const char *path, char *buf, size_t cap, size_t *len)
 	return sp_read_file_t(path, buf, cap, len, NULL);
 }
 
+int sp_read_at(int dfd, const char *rel, char *buf, size_t cap, size_t *len)
+{
+	if (cap == 0)
+		return -EINVAL;
+	buf[0] = 0;
+	if (len)
+		*len = 0;
+	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t r;
+	do
+		r = read(fd, buf, cap - 1);
+	while (r < 0 && errno == EINTR);
+	int err = errno;
+	close(fd);
+	if (r < 0)
+		return -err;
+	buf[r] = 0;
+	if (len)
+		*len = (size_t)r;
+	return 0;
+}
+
 int sp_read_line(const char *path, char *buf, size_t cap)
 {
 	size_t len;

@@ -13,6 +13,11 @@
 int sp_read_file(const char *path, char *buf, size_t cap, size_t *len);
 int sp_read_file_t(const char *path, char *buf, size_t cap, size_t *len, int *truncated);
 
+/* A short file relative to a directory fd (openat), in one read(): for the
+ * small one-record files of procfs (statm, comm), where a read returns the
+ * whole record. 0 or -errno; NUL-terminated, *len its length. */
+int sp_read_at(int dfd, const char *rel, char *buf, size_t cap, size_t *len);
+
 /* Read a file holding one integer (sysfs style). 0, -errno, or -EINVAL for garbage. */
 int sp_read_i64(const char *path, int64_t *out);
 /* Read one short line, stripped of its newline. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "util/text.h"
 
+#include <string.h>
+
 size_t sp_text_clean(char *s)
 {
 	size_t n = 0;
@@ -12,4 +14,12 @@ size_t sp_text_clean(char *s)
 		}
 	}
 	return n;
+}
+
+size_t sp_text_copy(char *dst, size_t cap, const char *src)
+{
+	size_t l = strnlen(src, cap - 1);
+	memcpy(dst, src, l);
+	dst[l] = 0;
+	return l;
 }

@@ -11,4 +11,7 @@
  * '?': C0 controls, DEL, and bytes >= 0x80 (a C1 control such as 0x9b is a
  * CSI to some terminals). Returns how many bytes were replaced. */
 size_t sp_text_clean(char *s);
+/* snprintf(dst, cap, "%s", src) without the format machinery: copies what
+ * fits, always NUL-terminates (cap > 0); returns the length copied. */
+size_t sp_text_copy(char *dst, size_t cap, const char *src);
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/logrow.h"
+#include "util/text.h"
 #include "probe/spark.h"
 
 #include <ctype.h>
@@ -377,11 +378,14 @@ static int split(const char *line, size_t len, char *store, size_t cap, const ch
 				i++;
 			}
 		} else {
-			while (i < len && line[i] != ',') {
-				if (si + 1 < cap)
-					store[si++] = line[i];
-				i++;
-			}
+			/* a plain field: up to the next comma, in one copy */
+			const char *comma = memchr(line + i, ',', len - i);
+			size_t fl = comma ? (size_t)(comma - (line + i)) : len - i;
+			size_t room = si + 1 < cap ? cap - 1 - si : 0;
+			size_t cl = fl < room ? fl : room;
+			memcpy(store + si, line + i, cl);
+			si += cl;
+			i += fl;
 		}
 		if (si < cap)
 			store[si++] = 0;
@@ -400,6 +404,11 @@ static int split(const char *line, size_t len, char *store, size_t cap, const ch
  * digits: mantissa and power of ten are exact doubles, so one division gives
  * the correctly rounded value, the same as strtod (Clinger's fast path) at a
  * fraction of the cost. Anything else goes to strtod. */
+static bool is_digit(char c)
+{
+	return (unsigned)(c - '0') < 10u;
+}
+
 static bool fast_num(const char *s, double *out)
 {
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
@@ -408,23 +417,19 @@ static bool fast_num(const char *s, double *out)
 		s++;
 	uint64_t m = 0;
 	int digits = 0, frac = 0;
-	bool dot = false;
-	if (!isdigit((unsigned char)*s))
+	if (!is_digit(*s))
 		return false;
-	for (; *s; s++) {
-		if (*s == '.' && !dot) {
-			dot = true;
-			if (!isdigit((unsigned char)s[1]))
-				return false;
-			continue;
-		}
-		if (!isdigit((unsigned char)*s))
-			return false;
-		if (++digits > 15)
-			return false;
+	for (; is_digit(*s); s++, digits++)
 		m = m * 10 + (uint64_t)(*s - '0');
-		frac += dot;
+	if (*s == '.') {
+		s++;
+		if (!is_digit(*s))
+			return false;
+		for (; is_digit(*s); s++, digits++, frac++)
+			m = m * 10 + (uint64_t)(*s - '0');
 	}
+	if (*s || digits > 15)
+		return false;
 	double v = (double)m / p10[frac];
 	*out = neg ? -v : v;
 	return true;
@@ -511,7 +516,7 @@ int sp_logrow_parse_n(const char *line, size_t len, int ncols, struct sp_logrow 
 		const char *v = f[i];
 		switch (c->kind) {
 		case K_TIME:
-			snprintf(r->time_iso, sizeof r->time_iso, "%s", v);
+			sp_text_copy(r->time_iso, sizeof r->time_iso, v);
 			break;
 		case K_UNIX:
 			if (parse_num(v, &r->unix_time) < 0 || isnan(r->unix_time)) {
@@ -530,10 +535,10 @@ int sp_logrow_parse_n(const char *line, size_t len, int ncols, struct sp_logrow 
 			}
 			break;
 		case K_EVENT:
-			snprintf(r->event, sizeof r->event, "%s", v);
+			sp_text_copy(r->event, sizeof r->event, v);
 			break;
 		case K_DETAIL:
-			snprintf(r->detail, sizeof r->detail, "%s", v);
+			sp_text_copy(r->detail, sizeof r->detail, v);
 			break;
 		case K_NUM: {
 			double *d = numf(r, c);
@@ -555,7 +560,7 @@ int sp_logrow_parse_n(const char *line, size_t len, int ncols, struct sp_logrow 
 			}
 			break;
 		case K_UNIT:
-			snprintf(r->throughput_unit, sizeof r->throughput_unit, "%s", v);
+			sp_text_copy(r->throughput_unit, sizeof r->throughput_unit, v);
 			break;
 		}
 	}

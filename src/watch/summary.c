@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/summary.h"
+#include "util/text.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -70,7 +71,7 @@ static void add_sample(struct sp_summary *s, const struct sp_logrow *r)
 		if (isnan(s->throughput_first))
 			s->throughput_first = r->throughput;
 		s->throughput_last = r->throughput;
-		snprintf(s->throughput_unit, sizeof s->throughput_unit, "%s", r->throughput_unit);
+		sp_text_copy(s->throughput_unit, sizeof s->throughput_unit, r->throughput_unit);
 	}
 }
 

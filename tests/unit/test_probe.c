@@ -230,6 +230,33 @@ static void tree_drops_self_line(void **st)
 	assert_int_equal(t.pids[1], 4194302);
 }
 
+/* /proc/PID/stat: comm up to the last ')', start time (22), rss (24) */
+static void pidstat(void **st)
+{
+	(void)st;
+	char comm[20];
+	uint64_t start, rss;
+	const char a[] = "4242 (python3) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123456 "
+			 "1000000 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n";
+	assert_int_equal(sp_pidstat_parse(a, strlen(a), comm, sizeof comm, &start, &rss), 0);
+	assert_string_equal(comm, "python3");
+	assert_int_equal(start, 123456);
+	assert_int_equal(rss, 2500);
+	const char b[] = "7 (a) (b) c) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 4096 12 0\n";
+	assert_int_equal(sp_pidstat_parse(b, strlen(b), comm, sizeof comm, &start, &rss), 0);
+	assert_string_equal(comm, "a) (b) c");
+	assert_int_equal(start, 99);
+	assert_int_equal(rss, 12);
+	const char longc[] = "8 (a-name-longer-than-the-buffer) S 1 8 8 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 3";
+	assert_int_equal(sp_pidstat_parse(longc, strlen(longc), comm, sizeof comm, &start, &rss), 0);
+	assert_string_equal(comm, "a-name-longer-than-");
+	const char cut[] = "9 (x) S 1 9 9 0 -1 0 0 0";
+	assert_int_equal(sp_pidstat_parse(cut, strlen(cut), comm, sizeof comm, &start, &rss), -1);
+	const char junk[] = "9 (x) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5x 0 3";
+	assert_int_equal(sp_pidstat_parse(junk, strlen(junk), comm, sizeof comm, &start, &rss), -1);
+	assert_int_equal(sp_pidstat_parse("no parens", 9, comm, sizeof comm, &start, &rss), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +265,9 @@ int main(void)
 		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values),
 		cmocka_unit_test(budget), cmocka_unit_test(classify),
 		cmocka_unit_test(gpu_timeout_for_interval), cmocka_unit_test(tree_drops_self_line),
+}
+
+		cmocka_unit_test(budget), cmocka_unit_test(classify), cmocka_unit_test(pidstat),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

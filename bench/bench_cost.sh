@@ -1,0 +1,134 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# What a reading costs as the box grows. At each level it starts exactly that
+# many extra processes (`sleep`, ended here by PID), then measures side by
+# side, in the same run, against an anchor measured in that run:
+#   the sampler (bench/sampler_cost, one sample a second)  vs  `vmstat 1`
+#   `watch --interval 1`                                   vs  `vmstat 1`
+#   `status --json` (wall, interleaved with the anchor)    vs  `free -g`
+#   a fresh `serve --cache 0` scrape (CPU per scrape)      vs  node_exporter
+#                                   (meminfo, pressure, thermal_zone, hwmon)
+# Each level runs COST_SECONDS (default 75), longer than the longest period
+# inside sparkops (the process view's full scan: 60 s at most; the sensor
+# metadata: 60 s), so its full scans are in every figure.
+# Goals (docs/RELIABILITY.md): idle (+75): sampler <= 0.3 ms/sample, a fresh
+# scrape >= 8x less CPU than node_exporter; +2,000: a fresh scrape <= half
+# node_exporter's CPU, status --json <= 4x free -g's wall, watch --interval 1
+# <= 0.5 ms CPU per sample.
+# Usage: bench/bench_cost.sh [BUILD]  (COST_LEVELS="75 2000 5000", COST_SECONDS=75)
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
+top=$(pwd)
+S="$top/$BUILD/sparkops"
+LEVELS=${COST_LEVELS:-75 2000 5000}
+SECS=${COST_SECONDS:-75}
+[ -x "$S" ] || { echo "bench_cost: build first ($S missing)"; exit 2; }
+make -s -C "$top" BUILD="$BUILD" "$BUILD/bench/sampler_cost" >/dev/null 2>&1 ||
+	{ echo "bench_cost: could not build $BUILD/bench/sampler_cost"; exit 2; }
+SAMPLER="$top/$BUILD/bench/sampler_cost"
+command -v vmstat >/dev/null 2>&1 || scripts/deps.sh procps || exit 0
+NE=""
+if scripts/deps.sh prometheus-node-exporter 2>/dev/null; then
+	NE=$(command -v prometheus-node-exporter || echo /usr/bin/prometheus-node-exporter)
+fi
+TMP=$(mktemp -d)
+SLEEPS=""
+BG=""
+NE_PID=""
+stop_bg() {
+	for p in $BG $NE_PID; do kill "$p" 2>/dev/null; done
+	for p in $BG $NE_PID; do wait "$p" 2>/dev/null; done
+	BG=""
+	NE_PID=""
+}
+stop_sleeps() {
+	# exactly the processes started here, by PID
+	for p in $SLEEPS; do kill "$p" 2>/dev/null; done
+	for p in $SLEEPS; do wait "$p" 2>/dev/null; done
+	SLEEPS=""
+}
+cleanup() {
+	stop_bg
+	stop_sleeps
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+${CC:-cc} -O2 -o "$TMP/rusage" tests/tools/rusage.c || exit 2
+${CC:-cc} -O2 -o "$TMP/httpc" tests/tools/httpc.c || exit 2
+
+# CPU nanoseconds of every thread of a process (schedstat)
+cpu_ns() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+now_s() { date +%s.%N; }
+med() { sort -n | awk '{v[NR]=$1} END{if (NR) print v[int((NR+1)/2)]; else print 0}'; }
+
+printf '%-8s %-10s %12s %12s %12s %12s %12s %12s %10s %10s %10s\n' "extra" "processes" \
+	"sampler" "watch" "vmstat 1" "status" "free -g" "scrape" "node_exp" "status/" "node_exp/"
+printf '%-8s %-10s %12s %12s %12s %12s %12s %12s %10s %10s %10s\n' "" "" \
+	"ms CPU/smp" "ms CPU/smp" "ms CPU/smp" "ms wall" "ms wall" "ms CPU" "ms CPU" "free -g" "scrape"
+for n in $LEVELS; do
+	i=0
+	while [ $i -lt "$n" ]; do
+		sleep 100000 &
+		SLEEPS="$SLEEPS $!"
+		i=$((i + 1))
+	done
+	procs=$(ls /proc | grep -c '^[0-9]')
+	# the long runners: the sampler, watch, vmstat, serve, node_exporter
+	"$SAMPLER" $((SECS - 5)) 1000 >"$TMP/sampler" 2>&1 &
+	BG="$BG $!"
+	"$S" watch --interval 1 --duration $((SECS + 10)) --log "$TMP/w.csv" >/dev/null 2>&1 &
+	W=$!
+	BG="$BG $W"
+	vmstat 1 $((SECS + 10)) >/dev/null 2>&1 &
+	V=$!
+	BG="$BG $V"
+	"$S" serve --listen 127.0.0.1:0 --cache 0 2>"$TMP/serve.err" &
+	SP=$!
+	BG="$BG $SP"
+	j=0
+	while ! grep -q serving "$TMP/serve.err" 2>/dev/null && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
+	SPORT=$(sed -n 's|^.*serving http://.*:\([0-9]*\)/metrics$|\1|p' "$TMP/serve.err")
+	[ -n "$NE" ] && start_node_exporter "$NE" "$TMP/ne.log"
+	[ -n "$SPORT" ] && "$TMP/httpc" getk 127.0.0.1 "$SPORT" /metrics 5 >/dev/null
+	[ -n "$NE_PID" ] && "$TMP/httpc" getk 127.0.0.1 "$NE_PORT" /metrics 5 >/dev/null
+	sleep 3 # past the start-ups (dlopen, the first full scan)
+	w0=$(cpu_ns $W); v0=$(cpu_ns $V); t0=$(now_s)
+	s0=$(cpu_ns $SP); ne0=0; [ -n "$NE_PID" ] && ne0=$(cpu_ns $NE_PID)
+	: >"$TMP/st"; : >"$TMP/fr"
+	scrapes=0
+	end=$(awk -v t="$t0" -v d="$SECS" 'BEGIN { printf "%.0f", t + d - 8 }')
+	while [ "$(date +%s)" -lt "$end" ]; do
+		[ -n "$SPORT" ] && "$TMP/httpc" getk 127.0.0.1 "$SPORT" /metrics 5 >/dev/null
+		[ -n "$NE_PID" ] && "$TMP/httpc" getk 127.0.0.1 "$NE_PORT" /metrics 5 >/dev/null
+		scrapes=$((scrapes + 5))
+		"$TMP/rusage" 1 "$S" status --json >>"$TMP/st"
+		"$TMP/rusage" 1 free -g >>"$TMP/fr"
+		sleep 0.5
+	done
+	w1=$(cpu_ns $W); v1=$(cpu_ns $V); t1=$(now_s)
+	s1=$(cpu_ns $SP); ne1=0; [ -n "$NE_PID" ] && ne1=$(cpu_ns $NE_PID)
+	wait $(echo $BG | awk '{print $1}') 2>/dev/null # the sampler ends on its own
+	stop_bg
+	smp=$(sed -n 's/.*cpu_ms_per_sample=\([0-9.]*\).*/\1/p' "$TMP/sampler")
+	stw=$(sed -n 's/.*wall_ms_p50=\([0-9.]*\).*/\1/p' "$TMP/st" | med)
+	frw=$(sed -n 's/.*wall_ms_p50=\([0-9.]*\).*/\1/p' "$TMP/fr" | med)
+	awk -v n="$n" -v procs="$procs" -v smp="${smp:-0}" -v w=$((w1 - w0)) -v v=$((v1 - v0)) -v t0="$t0" -v t1="$t1" \
+		-v stw="$stw" -v frw="$frw" -v s=$((s1 - s0)) -v ne=$((ne1 - ne0)) -v k="$scrapes" 'BEGIN {
+		secs = t1 - t0; wm = w / 1e6 / secs; vm = v / 1e6 / secs
+		sc = k ? s / 1e6 / k : 0; nc = k ? ne / 1e6 / k : 0
+		printf "+%-7d %-10d %12.3f %12.3f %12.3f %12.2f %12.2f %12.3f %12.3f %9.2fx %9.1fx\n", n, procs, smp, wm, vm,
+			stw, frw, sc, nc, (frw > 0 ? stw / frw : 0), (sc > 0 ? nc / sc : 0)
+	}' | tee -a "$TMP/rows"
+	stop_sleeps
+done
+echo "(sampler and watch: CPU per 1 s sample over ${SECS} s, the first 3 s of start-up left out; status and"
+echo " free -g: median wall of interleaved runs; scrape: CPU per fresh scrape (serve --cache 0, every source"
+echo " with the process view) and per node_exporter scrape over the same seconds; node_exp/scrape above 1:"
+echo " sparkops costs less)"
+awk '
+	NR == 1 { printf "goals, idle (+%s): sampler <= 0.3 ms/sample: %s (%.3f); scrape >= 8x less CPU than node_exporter: %s (%.1fx)\n",
+		substr($1, 2), ($3 <= 0.3 ? "met" : "MISSED"), $3, ($11 + 0 >= 8 ? "met" : "MISSED"), $11 + 0 }
+	$1 == "+2000" { printf "goals, +2000: scrape <= half node_exporter: %s (%.1fx); status --json <= 4x free -g: %s (%.2fx); watch <= 0.5 ms/sample: %s (%.3f)\n",
+		($11 + 0 >= 2 ? "met" : "MISSED"), $11 + 0, ($10 + 0 <= 4 ? "met" : "MISSED"), $10 + 0, ($4 <= 0.5 ? "met" : "MISSED"), $4 }
+' "$TMP/rows"
