@@ -89,6 +89,8 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 		e->drop_pct = NAN;
 		e->share_pct = -1;
 		e->shares[0] = 0;
+		if (!sp_detail_get(r->detail, "evidence", e->evidence, sizeof e->evidence))
+			e->evidence[0] = 0;
 		if (!sp_detail_get(r->detail, "cause", e->cause, sizeof e->cause))
 			snprintf(e->cause, sizeof e->cause, "unknown");
 		if (sp_detail_get(r->detail, "drop_pct", v, sizeof v))
@@ -206,6 +208,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 		json_object_set_new(x, "end", num_or_null(e->end));
 		json_object_set_new(x, "cause", sp_json_text(e->cause));
 		json_object_set_new(x, "drop_pct", num_or_null(e->drop_pct));
+		json_object_set_new(x, "evidence", e->evidence[0] ? sp_json_text(e->evidence) : json_null());
 		json_object_set_new(x, "cause_share_pct", e->share_pct >= 0 ? json_integer(e->share_pct) : json_null());
 		json_t *sh = json_object();
 		char tmp[48];

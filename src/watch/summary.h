@@ -19,6 +19,7 @@ struct sp_episode {
 	double drop_pct;    /* NAN when not said */
 	int share_pct;      /* the cause's share of the episode, %; -1 not said (a log from before) */
 	char shares[48];    /* the other causes: "power_cap:9,thermal:2"; "" none */
+	char evidence[128]; /* the start row's evidence, as the log has it; "" none */
 };
 
 struct sp_guard_action {

@@ -16,4 +16,20 @@ expect_jq '.settings.lora_targets_counted == "q,k,v,o"' "JSON: lora_targets_coun
 run $NODRV $S plan llama-3.1-8b --method lora $(sysroot gb10-idle)
 expect_out 'LoRA r=16 on q,k,v,o,gate,up,down$' "a dense model still lists all seven"
 
+# --- 4. the evidence in the log reads as text: spaces kept, the field quoted ----------
+# a log from before (evidence with underscores) and one from now (spaces, a comma:
+# the field CSV-quoted); report reads both, the evidence whole
+sed 's/^\(.*,event,episode_start,\)cause=thermal drop_pct=23.5 baseline=3.10 rate=2.37,/\1cause=thermal drop_pct=23.5 baseline=3.10 rate=2.37 evidence=sw_thermal_slowdown_on,/' \
+	"$FIX/logs/thermal-guard.csv" >"$TMP/ev-old.csv"
+sed 's/^\(.*,event,episode_start,\)cause=thermal drop_pct=23.5 baseline=3.10 rate=2.37,/\1"cause=thermal drop_pct=23.5 baseline=3.10 rate=2.37 evidence=sw thermal slowdown on, GPU 88 C",/' \
+	"$FIX/logs/thermal-guard.csv" >"$TMP/ev-new.csv"
+run $S report --json "$TMP/ev-old.csv"
+expect_jq '.episodes[0].evidence == "sw_thermal_slowdown_on" and .episodes[0].cause == "thermal"' "an old log: the evidence as it was written"
+run $S report --json "$TMP/ev-new.csv"
+expect_jq '.episodes[0].evidence == "sw thermal slowdown on, GPU 88 C"' "a new log: the evidence readable, spaces and comma kept"
+expect_jq '.episodes[0].cause == "thermal" and (.episodes[0].drop_pct | floor) == 23' "and the keys before it still read"
+$S report --svg "$TMP/ev.svg" "$TMP/ev-new.csv" >/dev/null 2>&1
+OUT=$TMP/ev.svg
+expect_out '<title>slowdown: thermal -24%: sw thermal slowdown on, GPU 88 C</title>' "the chart's episode says its evidence"
+
 done_testing
