@@ -32,4 +32,15 @@ $S report --svg "$TMP/ev.svg" "$TMP/ev-new.csv" >/dev/null 2>&1
 OUT=$TMP/ev.svg
 expect_out '<title>slowdown: thermal -24%: sw thermal slowdown on, GPU 88 C</title>' "the chart's episode says its evidence"
 
+# --- 6. a server's cap is a fraction of the GPU's memory on a discrete GPU ------------
+# the discrete fixture: 503.5 GiB of host RAM, an 80 GB card (85520809984 bytes),
+# SGLang --mem-fraction-static 0.80: 0.80 x 79.6 GiB = 63.7 GiB, not 402.8 GiB
+run $DISC $S status $(sysroot discrete)
+expect_out 'sglang .*0\.80 = 63\.7 GiB of the GPU memory \(--mem-fraction-static\)' "status: the cap in GiB of the card"
+expect_no_out '402\.8 GiB' "not 0.80 of the host RAM"
+run $DISC $S status $(sysroot discrete) --json
+expect_jq '[.processes[] | select(.name=="sglang")][0] | .cap_bytes == 68416647987 and .cap_of == "gpu"' "status --json: cap_bytes of the GPU's memory"
+run $NODRV $S status $(sysroot gb10-loaded) --json
+expect_jq '[.processes[] | select(.cap_fraction != null)] | all(.cap_of == "pool")' "on UMA (no GPU reading) the cap stays a share of the pool"
+
 done_testing
