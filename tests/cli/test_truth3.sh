@@ -43,4 +43,10 @@ expect_jq '[.processes[] | select(.name=="sglang")][0] | .cap_bytes == 684166479
 run $NODRV $S status $(sysroot gb10-loaded) --json
 expect_jq '[.processes[] | select(.cap_fraction != null)] | all(.cap_of == "pool")' "on UMA (no GPU reading) the cap stays a share of the pool"
 
+# --- 12. the summary says the job's peak RSS (the log's job_rss_bytes) -----------------
+run $S report "$FIX/logs/thermal-guard.csv"
+expect_out '^  job RSS +peak 30\.0 GiB' "report's summary: the job's peak RSS"
+run $S report --json "$FIX/logs/thermal-guard.csv"
+expect_jq '.peak_job_rss_bytes == 32212254720' "report --json: peak_job_rss_bytes"
+
 done_testing
