@@ -289,6 +289,21 @@ double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned t)
 	return total;
 }
 
+/* the targets sp_lora_params counts: "gate" on an ungated MLP is no module, and
+ * gpt-oss's experts are fused 3-D parameters (not Linear layers), which PEFT's
+ * target_modules does not adapt: on a model whose every MLP is such, the MLP
+ * targets add nothing */
+unsigned sp_lora_targets_counted(const struct sp_model_shape *m, unsigned t)
+{
+	if (!sp_shape_gated(m))
+		t &= ~(unsigned)SP_LT_GATE;
+	double L = m->n_layers;
+	double moe_layers = m->n_experts > 0 ? (m->n_moe_layers > 0 ? m->n_moe_layers : L) : 0;
+	if (moe_layers >= L && moe_layers > 0 && strcasecmp(m->arch, "gpt_oss") == 0)
+		t &= ~(unsigned)(SP_LT_GATE | SP_LT_UP | SP_LT_DOWN);
+	return t;
+}
+
 /* ---- the terms ------------------------------------------------------------------- */
 
 #define GiB_D 1073741824.0
@@ -511,8 +526,9 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 							 (double)m->vocab + h);
 			else {
 				int nt = 0;
+				unsigned ct = sp_lora_targets_counted(m, o->lora_targets);
 				for (int i = 0; i < 7; i++)
-					nt += (int)(o->lora_targets >> i & 1);
+					nt += (int)(ct >> i & 1);
 				t[SP_T_OPTIMIZER] = 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
 			}
 			break;

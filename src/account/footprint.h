@@ -152,6 +152,8 @@ bool sp_shape_gated(const struct sp_model_shape *m);
 
 /* LoRA parameters PEFT creates: r*(in+out) per targeted linear per layer. */
 double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned targets);
+/* the part of targets that sp_lora_params counts on this shape (what plan prints) */
+unsigned sp_lora_targets_counted(const struct sp_model_shape *m, unsigned targets);
 
 /* The footprint of the job. m must be complete (sp_shape_complete). A
  * term past SP_BYTES_SAT (or not a number) is SP_BYTES_SAT, the sums

@@ -3,6 +3,8 @@
  * the load-time spike? Formulas: docs/plan.md. The command is parse (the
  * option table and the model) -> compute (the budget, the footprint and the
  * judgement, src/account/) -> render (human or JSON). */
+#include <strings.h>
+
 #include "account/footprint.h"
 #include "account/plan.h"
 #include "cmd/cli.h"
@@ -640,7 +642,13 @@ static void render_json(const struct plan *pl)
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
 	json_object_set_new(root, "model", json_model(pl->m));
-	json_object_set_new(root, "settings", json_settings(&pl->p));
+	json_t *js = json_settings(&pl->p);
+	{
+		char tg[64];
+		unsigned ct = sp_lora_targets_counted(pl->m, pl->p.lora_targets);
+		json_object_set_new(js, "lora_targets_counted", json_string(sp_lora_targets_str(ct, tg, sizeof tg)));
+	}
+	json_object_set_new(root, "settings", js);
 	json_footprint(root, &pl->f);
 	json_budget(root, &pl->b, pl->co);
 	json_object_set_new(root, "need_bytes", jbytes(j->need));
@@ -743,7 +751,20 @@ static void print_head(const struct plan *pl, const struct style *st)
 		printf(", batch %d x seq %d, grad-ckpt %s, %s, framework %s", p->batch, p->seq,
 		       p->grad_ckpt ? "on" : "off", sp_optim_name(p->optim), sp_framework_name(p->framework));
 	if (p->method == SP_METHOD_LORA || p->method == SP_METHOD_QLORA)
-		printf(", LoRA r=%d on %s", p->lora_rank, sp_lora_targets_str(p->lora_targets, tg, sizeof tg));
+	{
+		/* name what the trainable count counts: a requested target that is no
+		 * Linear layer on this model is said, not listed as adapted */
+		unsigned ct = sp_lora_targets_counted(m, p->lora_targets);
+		printf(", LoRA r=%d on %s", p->lora_rank, ct ? sp_lora_targets_str(ct, tg, sizeof tg) : "nothing");
+		if (ct != p->lora_targets) {
+			char dr[64];
+			sp_lora_targets_str(p->lora_targets & ~ct, dr, sizeof dr);
+			bool fused = m->n_experts > 0 && strcasecmp(m->arch, "gpt_oss") == 0;
+			printf(" (%s: %s)", dr,
+			       fused ? "gpt-oss's experts are fused 3-D weights, not Linear layers: not adapted, not counted"
+				     : "no such module on this model: not counted");
+		}
+	}
 	printf("\n  trainable %.0f params (%.3f%%)\n", f->trainable_params, 100 * f->trainable_params / f->params);
 }
 

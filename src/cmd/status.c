@@ -517,7 +517,6 @@ static void print_pressure(const struct sp_sample *s, const struct style *st)
 static void print_procs(const struct sp_sample *s, const struct style *st, bool procs_scanned)
 {
 	char b1[32], b2[32], b3[32];
-	const struct sp_meminfo *m = &s->mem;
 	printf("\n%sPROCESSES%s competing for the pool", st->bold, st->off);
 	if (!procs_scanned) {
 		printf(": not scanned (--no-processes)\n");
@@ -528,9 +527,11 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 		for (int i = 0; i < s->nprocs; i++) {
 			const struct sp_proc *p = &s->procs[i];
 			char cap[96] = "";
-			if (p->has_cap && m->why == SP_OK)
-				snprintf(cap, sizeof cap, "%.2f = %s (%s)", p->cap_frac,
-					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * (double)m->v[SP_MI_TOTAL]),
+			const char *of = "pool";
+			double base = sp_cap_base_bytes(s, &of);
+			if (p->has_cap && base > 0)
+				snprintf(cap, sizeof cap, "%.2f = %s of the %s (%s)", p->cap_frac,
+					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * base), of,
 					 p->cap_default ? "default: not capped on its command line" : p->cap_flag);
 			printf("  %7d  %-16s %-14s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name,
 			       sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),

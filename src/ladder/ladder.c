@@ -296,8 +296,10 @@ int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, 
 {
 	int n = 0;
 	char g1[32], g2[32];
-	const bool total_ok = s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_TOTAL);
-	const double total = total_ok ? (double)s->mem.v[SP_MI_TOTAL] : 0;
+	/* the cap is a fraction of the GPU's memory on a discrete GPU, of the pool on UMA */
+	const char *of = "pool";
+	const double total = sp_cap_base_bytes(s, &of);
+	const bool total_ok = total > 0;
 	for (int i = 0; i < s->nprocs && n < max; i++) {
 		const struct sp_proc *p = &s->procs[i];
 		struct sp_competitor *c = &out[n];
@@ -313,7 +315,7 @@ int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, 
 			if (p->cap_default) {
 				c->suspect = true;
 				snprintf(c->judgement, sizeof c->judgement,
-					 "uncapped: reserves the default %.2f of the pool%s at start-up", p->cap_frac, eq);
+					 "uncapped: reserves the default %.2f of the %s%s at start-up", p->cap_frac, of, eq);
 			} else if (p->cap_frac > SP_SMALL_CAP) {
 				c->suspect = true;
 				snprintf(c->judgement, sizeof c->judgement, "capped high: %s %.2f%s", p->cap_flag,

@@ -604,11 +604,11 @@ static void write_procs(struct sp_prom *w, const struct sp_sample *s)
 			       p->cap_frac);
 	}
 	sp_prom_family(w, "sparkops_process_memory_cap_bytes", GAUGE,
-		       "the cap as bytes: its share of the pool total");
+		       "the cap as bytes: its share of the GPU memory on a discrete GPU, of the pool total on UMA");
 	for (int i = 0; i < n; i++) {
 		const struct sp_proc *p = &s->procs[i];
-		if (p->has_cap && s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_TOTAL))
-			sp_prom_sample(w, PL(i), floor(p->cap_frac * (double)s->mem.v[SP_MI_TOTAL]));
+		if (p->has_cap && sp_cap_base_bytes(s, NULL) > 0)
+			sp_prom_sample(w, PL(i), floor(p->cap_frac * sp_cap_base_bytes(s, NULL)));
 	}
 #undef PL
 	sp_prom_family(w, "sparkops_processes", GAUGE, "recognised memory-heavy processes by kind");

@@ -279,9 +279,12 @@ json_t *sp_json_procs(const struct sp_sample *s)
 		if (p->has_cap) {
 			json_object_set_new(o, "cap_fraction", json_real(p->cap_frac));
 			json_object_set_new(o, "cap_source", json_string(p->cap_default ? "default" : p->cap_flag));
-			if (sp_mi_has(&s->mem, SP_MI_TOTAL))
-				json_object_set_new(o, "cap_bytes",
-						    json_integer((json_int_t)(p->cap_frac * (double)s->mem.v[SP_MI_TOTAL])));
+			const char *of = "pool";
+			double base = sp_cap_base_bytes(s, &of);
+			if (base > 0) {
+				json_object_set_new(o, "cap_bytes", json_integer((json_int_t)(p->cap_frac * base)));
+				json_object_set_new(o, "cap_of", json_string(strcmp(of, "pool") == 0 ? "pool" : "gpu"));
+			}
 		} else {
 			json_object_set_new(o, "cap_fraction", json_null());
 		}

@@ -333,9 +333,11 @@ static void shade_episodes(FILE *f, const struct sp_summary *s, const struct geo
 			snprintf(lab, sizeof lab, "slowdown: %s -%.0f%%", cause, e->drop_pct);
 		else
 			snprintf(lab, sizeof lab, "slowdown: %s", cause);
+		char ev[400];
+		sp_xml_escape(ev, sizeof ev, e->evidence, sizeof e->evidence);
 		fprintf(f,
-			"<rect class=\"shade episode\" data-cause=\"%s\" data-start=\"%.3f\" data-end=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#hatch)\" stroke=\"#7b3fa0\" stroke-opacity=\"0.5\"><title>%s</title></rect>\n",
-			cause, e->start, end, a, ytop, fmax(z - a, 1), ybot - ytop, lab);
+			"<rect class=\"shade episode\" data-cause=\"%s\" data-start=\"%.3f\" data-end=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#hatch)\" stroke=\"#7b3fa0\" stroke-opacity=\"0.5\"><title>%s%s%s</title></rect>\n",
+			cause, e->start, end, a, ytop, fmax(z - a, 1), ybot - ytop, lab, ev[0] ? ": " : "", ev);
 		if (lane_take(&lane, a + 2, strlen(lab)))
 			fprintf(f, "<text class=\"shade-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" fill=\"#5b2c80\">%s</text>\n",
 				a + 2, ytop + 11, lab);

@@ -561,9 +561,9 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 	for (int i = 0; i < n && r < end; i++, r++) {
 		const struct sp_proc *p = order[i];
 		cap[0] = 0;
-		if (p->has_cap && s->mem.why == SP_OK)
+		if (p->has_cap && sp_cap_base_bytes(s, NULL) > 0)
 			snprintf(cap, sizeof cap, "%.2f=%s%s", p->cap_frac,
-				 sp_fmt_gib(b3, sizeof b3, p->cap_frac * (double)s->mem.v[SP_MI_TOTAL]),
+				 sp_fmt_gib(b3, sizeof b3, p->cap_frac * sp_cap_base_bytes(s, NULL)),
 				 p->cap_default ? " dflt" : "");
 		snprintf(name, sizeof name, "%s", p->name);
 		snprintf(cmd, sizeof cmd, "%s", p->cmdline);

@@ -143,6 +143,22 @@ bool sp_sample_is_uma(const struct sp_sample *s)
 	return false;
 }
 
+double sp_cap_base_bytes(const struct sp_sample *s, const char **what)
+{
+	if (what)
+		*what = "pool";
+	if (!sp_sample_is_uma(s))
+		for (int i = 0; i < s->ngpu; i++)
+			if (sp_ok(s->gpus[i].mem_total.why) && s->gpus[i].mem_total.v > 0) {
+				if (what)
+					*what = "GPU memory";
+				return (double)s->gpus[i].mem_total.v;
+			}
+	if (s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_TOTAL))
+		return (double)s->mem.v[SP_MI_TOTAL];
+	return 0;
+}
+
 static unsigned implausible(const struct sp_u64 *f)
 {
 	return f->why == SP_IMPLAUSIBLE;

@@ -230,6 +230,11 @@ void sp_budget_compute(struct sp_budget *b, const struct sp_meminfo *m,
 		       const struct sp_cgroup *cg, uint64_t reserve);
 /* true when the GPUs share the system memory pool (GB10 and other UMA parts) */
 bool sp_sample_is_uma(const struct sp_sample *s);
+/* The memory a server's cap fraction (vLLM --gpu-memory-utilization, SGLang
+ * --mem-fraction-static) is of: the GPU's own (NVML mem_total) on a discrete
+ * GPU, the pool's MemTotal on UMA or without a GPU reading; 0 when unknown.
+ * *what (may be NULL) names it: "GPU memory" or "pool". */
+double sp_cap_base_bytes(const struct sp_sample *s, const char **what);
 
 /* Count implausible readings and unknown clocks-event-reason bits (pure). */
 unsigned sp_sample_count_warnings(const struct sp_sample *s);

@@ -398,6 +398,12 @@ static bool episode_add(struct sp_attr *a, const struct sp_attr_obs *o)
 	return episode_judge(a);
 }
 
+void sp_attr_start_detail(const struct sp_attr *a, char *d, size_t n)
+{
+	snprintf(d, n, "cause=%s drop_pct=%.1f baseline=%.4g rate=%.4g evidence=%s", sp_cause_name(a->cause),
+		 a->drop_pct, a->baseline, a->last_rate, a->evidence);
+}
+
 void sp_attr_detail(const struct sp_attr *a, char *d, size_t n)
 {
 	char sh[96];

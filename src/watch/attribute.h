@@ -115,6 +115,10 @@ void sp_attr_obs_clear(struct sp_attr_obs *o);
 /* The detail of an episode_update / episode_end row: "cause=C share_pct=P
  * shares=C:P,C:P rate=R" (shares: the other causes, "-" when none). */
 void sp_attr_detail(const struct sp_attr *a, char *d, size_t n);
+/* The detail of an episode_start row: "cause=C drop_pct=D baseline=B rate=R
+ * evidence=TEXT", the evidence last and as said (spaces kept: the log writer
+ * quotes the field as CSV needs; sp_detail_get reads it to the end). */
+void sp_attr_start_detail(const struct sp_attr *a, char *d, size_t n);
 /* The evidence present at one sample of an episode, as a set of causes
  * (1u << cause); what is new since the baseline, else what was already on.
  * Exposed for tests. */

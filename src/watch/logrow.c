@@ -578,9 +578,14 @@ bool sp_detail_get(const char *detail, const char *key, char *out, size_t n)
 	while (p && *p) {
 		while (*p == ' ')
 			p++;
+		/* "evidence" is written last and is text: its value runs to the end
+		 * (spaces and all; a log from before has it with underscores) */
+		bool rest = strncmp(p, "evidence=", 9) == 0;
+		if (rest && strcmp(key, "evidence") != 0)
+			return false;
 		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
 			const char *v = p + kl + 1;
-			size_t vl = strcspn(v, " ");
+			size_t vl = rest ? strlen(v) : strcspn(v, " ");
 			if (n == 0)
 				return true;
 			if (vl >= n)

@@ -16,6 +16,7 @@ void sp_summary_init(struct sp_summary *s)
 	s->lowest_budget = s->lowest_budget_t = NAN;
 	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = NAN;
 	s->throughput_first = s->throughput_last = NAN;
+	s->peak_job_rss = s->peak_job_rss_t = NAN;
 	s->peak_job_majflt = s->lowest_contig = s->lowest_contig_t = NAN;
 	s->exit_code = -1;
 }
@@ -43,6 +44,7 @@ static void add_sample(struct sp_summary *s, const struct sp_logrow *r)
 		s->lowest_budget_t = r->unix_time;
 	}
 	max_at(&s->peak_job_majflt, NULL, r->job_majflt, 0);
+	max_at(&s->peak_job_rss, &s->peak_job_rss_t, r->job_rss_bytes, r->unix_time);
 	if (isfinite(r->free_2mib) && (isnan(s->lowest_contig) || r->free_2mib < s->lowest_contig)) {
 		s->lowest_contig = r->free_2mib;
 		s->lowest_contig_t = r->unix_time;
@@ -90,6 +92,8 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 		e->drop_pct = NAN;
 		e->share_pct = -1;
 		e->shares[0] = 0;
+		if (!sp_detail_get(r->detail, "evidence", e->evidence, sizeof e->evidence))
+			e->evidence[0] = 0;
 		if (!sp_detail_get(r->detail, "cause", e->cause, sizeof e->cause))
 			snprintf(e->cause, sizeof e->cause, "unknown");
 		if (sp_detail_get(r->detail, "drop_pct", v, sizeof v))
@@ -207,6 +211,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 		json_object_set_new(x, "end", num_or_null(e->end));
 		json_object_set_new(x, "cause", sp_json_text(e->cause));
 		json_object_set_new(x, "drop_pct", num_or_null(e->drop_pct));
+		json_object_set_new(x, "evidence", e->evidence[0] ? sp_json_text(e->evidence) : json_null());
 		json_object_set_new(x, "cause_share_pct", e->share_pct >= 0 ? json_integer(e->share_pct) : json_null());
 		json_t *sh = json_object();
 		char tmp[48];
@@ -231,6 +236,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 		json_array_append_new(ga, x);
 	}
 	json_object_set_new(o, "guard_actions", ga);
+	json_object_set_new(o, "peak_job_rss_bytes", int_or_null(s->peak_job_rss));
 	json_object_set_new(o, "job_major_faults", int_or_null(s->peak_job_majflt));
 	json_object_set_new(o, "lowest_free_2mib_bytes", int_or_null(s->lowest_contig));
 	json_t *lg = json_object();
@@ -306,6 +312,10 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 	if (isfinite(s->lowest_contig))
 		fprintf(f, "  lowest 2MiB+  %s free in blocks of 2 MiB or more at %s\n",
 			sp_fmt_bytes(a, sizeof a, s->lowest_contig), clock_of(c, sizeof c, s->lowest_contig_t));
+	if (isfinite(s->peak_job_rss)) {
+		char g[32];
+		fprintf(f, "  job RSS       peak %s (the job's processes)\n", sp_fmt_gib(g, sizeof g, s->peak_job_rss));
+	}
 	if (isfinite(s->peak_job_majflt))
 		fprintf(f, "  major faults  %.0f (the job's processes)\n", s->peak_job_majflt);
 	if (s->load_guard_end[0] || s->load_guard_actions)

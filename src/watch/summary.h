@@ -19,6 +19,7 @@ struct sp_episode {
 	double drop_pct;    /* NAN when not said */
 	int share_pct;      /* the cause's share of the episode, %; -1 not said (a log from before) */
 	char shares[48];    /* the other causes: "power_cap:9,thermal:2"; "" none */
+	char evidence[128]; /* the start row's evidence, as the log has it; "" none */
 };
 
 struct sp_guard_action {
@@ -51,6 +52,7 @@ struct sp_summary {
 	int signal;          /* 0 none */
 	double throughput_first, throughput_last; /* first and last rate seen */
 	char throughput_unit[16];
+	double peak_job_rss, peak_job_rss_t; /* the job tree's highest RSS logged, bytes; NAN none */
 	double peak_job_majflt;     /* major faults of the job's tree (the highest count logged) */
 	double lowest_contig, lowest_contig_t; /* bytes free in 2 MiB blocks, the lowest sample */
 	int load_guard_actions;     /* run --guard-load: flushes/compactions/evictions done */
