@@ -723,11 +723,7 @@ static void episode_line(struct wl *w, enum sp_attr_event e)
 	char d[256];
 	own_line(w);
 	if (e == SP_ATTR_EPISODE_START) {
-		snprintf(d, sizeof d, "cause=%s drop_pct=%.1f baseline=%.4g rate=%.4g evidence=%s",
-			 sp_attr_cause_name(a->cause), a->drop_pct, a->baseline, a->last_rate, a->evidence);
-		for (char *p = strstr(d, "evidence=") + 9; *p; p++)
-			if (*p == ' ')
-				*p = '_';
+		sp_attr_start_detail(a, d, sizeof d); /* the evidence readable, spaces kept */
 		emit_event(w, SP_EV_EPISODE_START, d);
 		sp_warn("slowdown: %.3g %s is %.0f%% under the %.3g %s baseline: %s (%s)%s", a->last_rate, a->unit,
 			a->drop_pct, a->baseline, a->unit, sp_attr_cause_name(a->cause), a->evidence,
