@@ -265,9 +265,7 @@ int main(void)
 		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values),
 		cmocka_unit_test(budget), cmocka_unit_test(classify),
 		cmocka_unit_test(gpu_timeout_for_interval), cmocka_unit_test(tree_drops_self_line),
-}
-
-		cmocka_unit_test(budget), cmocka_unit_test(classify), cmocka_unit_test(pidstat),
+		cmocka_unit_test(pidstat),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
