@@ -4,6 +4,7 @@
 #include "probe/evict.h"
 #include "probe/jobtree.h"
 #include "probe/pool.h"
+#include "util/pagesize.h"
 #include "util/fileio.h"
 
 #include <dirent.h>
@@ -29,7 +30,7 @@ void sp_evict_init(struct sp_evict *e, bool any_owner)
 int64_t sp_resident_bytes(int fd, uint64_t size)
 {
 	static unsigned char vec[WINDOW / 4096]; /* one byte a page; 4 KiB pages at most this many */
-	uint64_t page = sp_page_bytes();
+	uint64_t page = sp_page_size();
 	uint64_t resident = 0;
 	for (uint64_t off = 0; off < size; off += WINDOW) {
 		uint64_t len = size - off < WINDOW ? size - off : WINDOW;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Contiguous free memory, watermarks, compaction. See pool.h. */
 #include "probe/pool.h"
+#include "util/pagesize.h"
 #include "util/fileio.h"
 #include "util/paths.h"
 
@@ -9,12 +10,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-
-uint64_t sp_page_bytes(void)
-{
-	long p = sysconf(_SC_PAGESIZE);
-	return p > 0 ? (uint64_t)p : 4096;
-}
 
 int sp_order_for(uint64_t block, uint64_t page_size)
 {
@@ -144,7 +139,7 @@ void sp_buddyinfo_read(struct sp_contig *c)
 		c->why = sp_why_from_errno(r);
 		return;
 	}
-	sp_buddyinfo_parse(buf, len, sp_page_bytes(), c);
+	sp_buddyinfo_parse(buf, len, sp_page_size(), c);
 }
 
 /* ---- zoneinfo ------------------------------------------------------------------ */
@@ -374,7 +369,7 @@ void sp_watermarks_read(struct sp_watermarks *w, uint64_t mem_total)
 	char path[600];
 	static char buf[262144]; /* zoneinfo is long (a pageset per CPU); status reads it once */
 	size_t len;
-	uint64_t page = sp_page_bytes();
+	uint64_t page = sp_page_size();
 	int r = sp_proc_path(path, sizeof path, "zoneinfo") < 0 ? -ENAMETOOLONG
 								: sp_read_file(path, buf, sizeof buf, &len);
 	if (r < 0) {

@@ -13,8 +13,6 @@
 #define SP_CONTIG_BLOCK (2ULL << 20) /* the block size that counts: 2 MiB (order 9 on 4 KiB pages) */
 #define SP_BUDDY_MAX_ORDER 16
 
-/* The page size, from sysconf (the one place it is asked). */
-uint64_t sp_page_bytes(void);
 /* The smallest order whose blocks hold `block` bytes with pages of page_size. */
 int sp_order_for(uint64_t block, uint64_t page_size);
 

@@ -395,14 +395,6 @@ static size_t pid_dir(char *rel, int pid)
 	return n + 1;
 }
 
-static uint64_t page_size(void)
-{
-	static uint64_t page;
-	if (!page)
-		page = (uint64_t)sysconf(_SC_PAGESIZE);
-	return page;
-}
-
 /* resident bytes and start time of the process under dfd/rel ("PID/"); comm
  * into comm when asked. 0, -1 when it is gone or its count is forged. */
 static int brief_at(int dfd, char *rel, size_t rl, char *comm, size_t comm_cap, uint64_t *rss,
@@ -435,9 +427,9 @@ static int brief_at(int dfd, char *rel, size_t rl, char *comm, size_t comm_cap, 
 		return -1;
 	}
 	/* no process holds 64 PiB: a wrapped or forged count is left out */
-	if (pages > (1ULL << 56) / page_size())
+	if (pages > (1ULL << 56) / sp_page_size())
 		return -1;
-	*rss = pages * page_size();
+	*rss = pages * sp_page_size();
 	return 0;
 }
 
