@@ -188,6 +188,8 @@ static bool key_num(const char *p, const char *end, const char *key, uint64_t *v
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	size_t kl = strlen(key);
+	/* cppcheck follows the loop above as if p always reached end */
+	// cppcheck-suppress knownConditionTrueFalse
 	if ((size_t)(end - p) <= kl || memcmp(p, key, kl) != 0 || (p[kl] != ' ' && p[kl] != '\t'))
 		return false;
 	p += kl;
@@ -247,6 +249,7 @@ int sp_zoneinfo_parse(const char *buf, size_t len, struct sp_zoneinfo *z)
 			const char *q = p;
 			while (q < le && *q == ' ')
 				q++;
+			// cppcheck-suppress knownConditionTrueFalse ; the same loop-bound confusion
 			if (le - q > 12 && memcmp(q, "protection:", 11) == 0) {
 				const char *r = memchr(q, '(', (size_t)(le - q));
 				while (r && r < le && *r != ')') {
