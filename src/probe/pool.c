@@ -413,7 +413,7 @@ void sp_watermarks_read(struct sp_watermarks *w, uint64_t mem_total)
 			expect = w->thp_kbytes.v;
 		/* far above: more than twice what the kernel would set, and 256 MiB over it */
 		uint64_t mf = (uint64_t)w->min_free_kbytes.v;
-		w->raised = mf > 2 * expect && mf - expect >= 256 * 1024;
+		w->raised = mf > 2 * expect && mf - expect >= 256ULL * 1024;
 	}
 }
 
