@@ -387,7 +387,7 @@ static void *reaper_main(void *p)
 	while (!srv->reaper_stop) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 200 * 1000 * 1000;
+		ts.tv_nsec += 200L * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;

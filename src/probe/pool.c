@@ -183,6 +183,8 @@ static bool key_num(const char *p, const char *end, const char *key, uint64_t *v
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	size_t kl = strlen(key);
+	/* cppcheck follows the loop above as if p always reached end */
+	// cppcheck-suppress knownConditionTrueFalse
 	if ((size_t)(end - p) <= kl || memcmp(p, key, kl) != 0 || (p[kl] != ' ' && p[kl] != '\t'))
 		return false;
 	p += kl;
@@ -242,6 +244,7 @@ int sp_zoneinfo_parse(const char *buf, size_t len, struct sp_zoneinfo *z)
 			const char *q = p;
 			while (q < le && *q == ' ')
 				q++;
+			// cppcheck-suppress knownConditionTrueFalse ; the same loop-bound confusion
 			if (le - q > 12 && memcmp(q, "protection:", 11) == 0) {
 				const char *r = memchr(q, '(', (size_t)(le - q));
 				while (r && r < le && *r != ')') {
@@ -405,7 +408,7 @@ void sp_watermarks_read(struct sp_watermarks *w, uint64_t mem_total)
 			expect = w->thp_kbytes.v;
 		/* far above: more than twice what the kernel would set, and 256 MiB over it */
 		uint64_t mf = (uint64_t)w->min_free_kbytes.v;
-		w->raised = mf > 2 * expect && mf - expect >= 256 * 1024;
+		w->raised = mf > 2 * expect && mf - expect >= 256ULL * 1024;
 	}
 }
 

@@ -71,7 +71,7 @@ struct sp_attr_episode {
 	struct sp_attr_obs prev;    /* the previous sample */
 };
 
-struct sp_attr {
+struct sp_attr { // NOLINT(clang-analyzer-optin.performance.Padding): one per run, grouped by purpose
 	double window_s, slowdown_pct;
 	/* baseline */
 	double first_t;           /* time of the first rate; NAN before */
