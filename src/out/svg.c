@@ -324,11 +324,12 @@ static void shade_reasons(FILE *f, const struct sp_chart *c, const struct geo *g
 
 /* An episode's label goes in the top row; when an earlier label holds that
  * spot it takes the row below (shared with the throttle labels, so neither
- * covers the other); when both are taken the label is left to the tooltip. */
+ * covers the other), then a third; when all are taken the label is left to
+ * the tooltip. */
 static void shade_episodes(FILE *f, const struct sp_summary *s, const struct geo *g, struct lane *row2)
 {
 	double ytop = g->top[0], ybot = g->bot[g->np - 1];
-	struct lane lane = { -1e9 };
+	struct lane lane = { -1e9 }, row3 = { -1e9 };
 	fprintf(f, "<g id=\"episodes\">\n");
 	for (int i = 0; i < s->n_episodes; i++) {
 		const struct sp_episode *e = &s->episodes[i];
@@ -353,6 +354,8 @@ static void shade_episodes(FILE *f, const struct sp_summary *s, const struct geo
 			ly = ytop + 11;
 		else if (lane_take(row2, a + 2, chars))
 			ly = ytop + 22;
+		else if (lane_take(&row3, a + 2, chars))
+			ly = ytop + 33;
 		if (isfinite(ly))
 			fprintf(f, "<text class=\"shade-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" fill=\"#5b2c80\">%s</text>\n",
 				a + 2, ly, lab);
@@ -582,7 +585,7 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 			   strcmp(panels[p].id, "clock") == 0;
 		char *acc = gpu ? gpu_out : other_out;
 		size_t l = strlen(acc);
-		snprintf(acc + l, 96 - l, "%s%s", l ? ", " : "", panels[p].id);
+		snprintf(acc + l, 96 - l, "%s%s", l ? ", " : "", gpu ? panels[p].title : panels[p].id);
 	}
 	double ph = (double)(H - MT - MB) / g.np - PHEAD - PGAP;
 	double y = MT;
