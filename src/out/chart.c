@@ -18,7 +18,7 @@ int sp_chart_init(struct sp_chart *c, int ncols, double from, double to)
 	c->ncols = ncols;
 	c->from = from;
 	c->to = to;
-	c->t_first = c->t_last = c->t_seen = c->prev_sample_t = c->interval = NAN;
+	c->t_first = c->t_last = c->t_seen = c->prev_sample_t = c->interval = c->guard_floor = NAN;
 	c->cells = calloc((size_t)SP_S_N * (size_t)ncols, sizeof *c->cells);
 	if (!c->cells)
 		return -1;
@@ -156,6 +156,9 @@ static void add_sample(struct sp_chart *c, const struct sp_logrow *r)
 	put(c, SP_S_SM_CLOCK, t, r->gpu_sm_clock_mhz);
 	put(c, SP_S_THROUGHPUT, t, r->throughput);
 	put(c, SP_S_CONTIG, t, r->free_2mib / gib);
+	put(c, SP_S_PSI_MEM, t, r->psi_mem_some);
+	put(c, SP_S_PSI_CPU, t, r->psi_cpu_some);
+	put(c, SP_S_PSI_IO, t, r->psi_io_some);
 	if (isfinite(r->throughput) && r->throughput_unit[0])
 		sp_text_copy(c->throughput_unit, sizeof c->throughput_unit, r->throughput_unit);
 }
@@ -283,6 +286,11 @@ static void add_event(struct sp_chart *c, const struct sp_logrow *r, bool in)
 		return;
 	char label[SP_CHART_LABEL], v[64];
 	if (strncmp(e, "guard_", 6) == 0) {
+		uint64_t fl;
+		if (sp_detail_get(r->detail, "floor_bytes", v, sizeof v) && sp_parse_size(v, &fl) == 0 && fl > 0)
+			c->guard_floor = (double)fl;
+		else if (sp_detail_get(r->detail, "floor", v, sizeof v) && sp_parse_size(v, &fl) == 0 && fl > 0)
+			c->guard_floor = (double)fl;
 		snprintf(label, sizeof label, "guard %s", e + 6);
 		add_mark(c, t, SP_MARK_GUARD, label);
 	} else if (strcmp(e, SP_EV_EXIT) == 0) {

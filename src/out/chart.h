@@ -29,6 +29,9 @@ enum sp_series {
 	SP_S_SM_CLOCK,  /* MHz */
 	SP_S_THROUGHPUT,
 	SP_S_CONTIG,    /* GiB: free in blocks of 2 MiB or more (log format 2) */
+	SP_S_PSI_MEM,   /* %: PSI memory some avg10 */
+	SP_S_PSI_CPU,   /* %: PSI cpu some avg10 */
+	SP_S_PSI_IO,    /* %: PSI io some avg10 */
 	SP_S_N
 };
 
@@ -73,6 +76,8 @@ struct sp_chart {
 	bool pending_break[SP_S_N];
 	double prev_sample_t, interval; /* sampling interval estimate */
 	char throughput_unit[16];
+	double guard_floor;    /* bytes: the guard's free-memory floor, from a guard event's
+				* floor_bytes=N (or floor=2GiB); NAN when no event says it */
 	char tz[8];            /* "+01:00" from the first row; the chart's clock */
 	long tz_offset_s;
 	bool tz_set;

@@ -14,7 +14,7 @@
 #define MB 48   /* time axis labels */
 #define PHEAD 24 /* panel header: title and legend */
 #define PGAP 10
-#define NPANELS 5
+#define NPANELS 6 /* at most: panels without data fold into one line of text */
 #define FONT "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
 int sp_svg_plot_width(int width)
@@ -25,6 +25,8 @@ int sp_svg_plot_width(int width)
 struct geo {
 	double x0, x1, ta, tb;
 	double top[NPANELS], bot[NPANELS];
+	int np;           /* panels drawn */
+	int pid[NPANELS]; /* which panel (of panels[]) each drawn slot is */
 	long off; /* the log's UTC offset: wall-clock labels as the log wrote them */
 };
 
@@ -60,6 +62,10 @@ static const struct panel panels[NPANELS] = {
 	    { SP_S_TOTAL, "total", "#555555", "6 3" },
 	    { SP_S_BUDGET, "budget (new job)", "#2ca02c", NULL },
 	    { SP_S_CONTIG, "free in 2 MiB+ blocks", "#bcbd22", "2 2" } }, 4, true },
+	{ "pressure", "pressure (PSI some, avg10)", "%",
+	  { { SP_S_PSI_MEM, "memory", "#1f77b4", NULL },
+	    { SP_S_PSI_CPU, "cpu", "#ff7f0e", NULL },
+	    { SP_S_PSI_IO, "io", "#2ca02c", NULL } }, 3, true },
 	{ "temp", "temperature", "\xC2\xB0" "C",
 	  { { SP_S_GPU_TEMP, "GPU", "#d62728", NULL }, { SP_S_SOC_TEMP, "SoC (acpitz)", "#ff7f0e", NULL } }, 2, false },
 	{ "power", "power", "W",
@@ -217,7 +223,7 @@ static void time_axis(FILE *f, const struct geo *g, const char *tz)
 	local_tm(g, g->tb, &b);
 	bool days = a.tm_yday != b.tm_yday || a.tm_year != b.tm_year;
 	double first = ceil((g->ta + (double)g->off) / step) * step - (double)g->off;
-	double ybot = g->bot[NPANELS - 1];
+	double ybot = g->bot[g->np - 1];
 	int prev_yday = -1;
 	fprintf(f, "<g id=\"time-axis\" font-size=\"11\" fill=\"#333\" text-anchor=\"middle\">\n");
 	for (int k = 0; k < 1000; k++) {
@@ -229,7 +235,7 @@ static void time_axis(FILE *f, const struct geo *g, const char *tz)
 		local_tm(g, t, &tm);
 		char lab[16], date[16];
 		strftime(lab, sizeof lab, step < 60 ? "%H:%M:%S" : "%H:%M", &tm);
-		for (int p = 0; p < NPANELS; p++)
+		for (int p = 0; p < g->np; p++)
 			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>", x, g->top[p], x,
 				g->bot[p]);
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x, ybot, x, ybot + 4);
@@ -266,7 +272,7 @@ static bool lane_take(struct lane *l, double x, size_t chars)
 
 static void shade_reasons(FILE *f, const struct sp_chart *c, const struct geo *g, struct lane *lane)
 {
-	double ytop = g->top[0], ybot = g->bot[NPANELS - 1];
+	double ytop = g->top[0], ybot = g->bot[g->np - 1];
 	fprintf(f, "<g id=\"reasons\">\n");
 	for (int b = 0; b < 64; b++) {
 		if (!(SP_CHART_THROTTLE_MASK >> b & 1))
@@ -316,10 +322,14 @@ static void shade_reasons(FILE *f, const struct sp_chart *c, const struct geo *g
 	fprintf(f, "</g>\n");
 }
 
-static void shade_episodes(FILE *f, const struct sp_summary *s, const struct geo *g)
+/* An episode's label goes in the top row; when an earlier label holds that
+ * spot it takes the row below (shared with the throttle labels, so neither
+ * covers the other), then a third; when all are taken the label is left to
+ * the tooltip. */
+static void shade_episodes(FILE *f, const struct sp_summary *s, const struct geo *g, struct lane *row2)
 {
-	double ytop = g->top[0], ybot = g->bot[NPANELS - 1];
-	struct lane lane = { -1e9 };
+	double ytop = g->top[0], ybot = g->bot[g->np - 1];
+	struct lane lane = { -1e9 }, row3 = { -1e9 };
 	fprintf(f, "<g id=\"episodes\">\n");
 	for (int i = 0; i < s->n_episodes; i++) {
 		const struct sp_episode *e = &s->episodes[i];
@@ -338,9 +348,17 @@ static void shade_episodes(FILE *f, const struct sp_summary *s, const struct geo
 		fprintf(f,
 			"<rect class=\"shade episode\" data-cause=\"%s\" data-start=\"%.3f\" data-end=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#hatch)\" stroke=\"#7b3fa0\" stroke-opacity=\"0.5\"><title>%s%s%s</title></rect>\n",
 			cause, e->start, end, a, ytop, fmax(z - a, 1), ybot - ytop, lab, ev[0] ? ": " : "", ev);
-		if (lane_take(&lane, a + 2, strlen(lab)))
+		size_t chars = strlen(lab);
+		double ly = NAN;
+		if (lane_take(&lane, a + 2, chars))
+			ly = ytop + 11;
+		else if (lane_take(row2, a + 2, chars))
+			ly = ytop + 22;
+		else if (lane_take(&row3, a + 2, chars))
+			ly = ytop + 33;
+		if (isfinite(ly))
 			fprintf(f, "<text class=\"shade-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" fill=\"#5b2c80\">%s</text>\n",
-				a + 2, ytop + 11, lab);
+				a + 2, ly, lab);
 	}
 	fprintf(f, "</g>\n");
 }
@@ -373,12 +391,12 @@ static const char *mark_color(enum sp_mark_kind k)
  * first panel (run events) or the last (training log), when there is room. */
 static void draw_marks(FILE *f, const struct sp_mark *m, int n, const struct geo *g, bool train)
 {
-	double ytop = g->top[0], ybot = g->bot[NPANELS - 1];
+	double ytop = g->top[0], ybot = g->bot[g->np - 1];
 	double last_x[NPANELS];
 	for (int p = 0; p < NPANELS; p++)
 		last_x[p] = -1e9;
 	/* a label may run on through the next panel: it sits on its own line */
-	size_t maxchars = (size_t)((g->bot[1] - g->top[0] - 8) / 5.6);
+	size_t maxchars = (size_t)((g->bot[g->np > 1 ? 1 : 0] - g->top[0] - 8) / 5.6);
 	if (maxchars > SP_CHART_LABEL)
 		maxchars = SP_CHART_LABEL;
 	fprintf(f, "<g id=\"%s\">\n", train ? "training-marks" : "marks");
@@ -394,8 +412,8 @@ static void draw_marks(FILE *f, const struct sp_mark *m, int n, const struct geo
 			ybot, mark_color(m[i].kind), train ? "0.8" : "1.4", train ? " stroke-dasharray=\"3 3\"" : "");
 		/* run events label in the top panels, training lines in the bottom ones;
 		 * a mark too close to the last label in one panel tries the next */
-		for (int k = 0; k < 3; k++) {
-			int pi = train ? NPANELS - 1 - k : k;
+		for (int k = 0; k < 3 && k < g->np; k++) {
+			int pi = train ? g->np - 1 - k : k;
 			if (x - last_x[pi] < 12)
 				continue;
 			/* run events hang from the top of a panel, training lines stand
@@ -434,14 +452,38 @@ static void legend_item(FILE *f, double *x, double y, const char *color, const c
 	*x += 20 + 6.3 * (double)strlen(name) + 14;
 }
 
+/* The guard's floor is free memory; on the pool panel (use) it is the line
+ * use must stay under: total - floor. Dashed, across the plot. */
+static void guard_floor_line(FILE *f, const struct sp_chart *c, const struct geo *g, int pi, const struct yscale *y)
+{
+	if (!isfinite(c->guard_floor) || !y->has)
+		return;
+	double total = -INFINITY;
+	for (int i = 0; i < c->ncols; i++) {
+		const struct sp_cell *x = sp_chart_cell(c, SP_S_TOTAL, i);
+		if (x->flags & SP_CELL_HAS)
+			total = fmax(total, x->max);
+	}
+	double v = total - c->guard_floor / (double)SP_GiB;
+	if (!isfinite(v) || v < y->lo || v > y->hi)
+		return;
+	double yy = Y(g, pi, y, v);
+	char fl[32];
+	sp_fmt_gib(fl, sizeof fl, c->guard_floor);
+	fprintf(f,
+		"<g class=\"guard-floor\" data-floor-bytes=\"%.0f\" data-value=\"%.3f\"><title>guard floor: the guard acts when free memory falls under %s</title>"
+		"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c00000\" stroke-width=\"1\" stroke-dasharray=\"5 4\"/></g>\n",
+		c->guard_floor, v, fl, g->x0, yy, g->x1, yy);
+}
+
 static void draw_panel(FILE *f, const struct sp_chart *c, const struct geo *g, int pi, struct pt *buf)
 {
-	const struct panel *p = &panels[pi];
+	const struct panel *p = &panels[g->pid[pi]];
 	struct yscale y = y_range(c, p);
 	double top = g->top[pi], bot = g->bot[pi];
 	fprintf(f, "<g id=\"panel-%s\" class=\"panel\" data-y-min=\"%g\" data-y-max=\"%g\">\n", p->id, y.lo, y.hi);
 	char title[64];
-	if (pi == 4 && c->throughput_unit[0]) {
+	if (p->ls[0].s == SP_S_THROUGHPUT && c->throughput_unit[0]) {
 		char u[48];
 		sp_xml_escape(u, sizeof u, c->throughput_unit, sizeof c->throughput_unit);
 		snprintf(title, sizeof title, "%s (%s)", p->title, u);
@@ -456,6 +498,13 @@ static void draw_panel(FILE *f, const struct sp_chart *c, const struct geo *g, i
 	for (int k = 0; k < p->nls; k++)
 		if (p->ls[k].s != SP_S_CONTIG || series_has(c, SP_S_CONTIG)) /* a format 1 log has none */
 			legend_item(f, &lx, top - 8, p->ls[k].color, p->ls[k].dash, p->ls[k].name);
+	char floor_name[64] = "";
+	if (p->ls[0].s == SP_S_USED && isfinite(c->guard_floor)) {
+		char fl[32];
+		sp_fmt_gib(fl, sizeof fl, c->guard_floor);
+		snprintf(floor_name, sizeof floor_name, "guard floor (%s free)", fl);
+		legend_item(f, &lx, top - 8, "#c00000", "5 4", floor_name);
+	}
 	fprintf(f, "</g>\n");
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n", g->x0, top,
 		g->x1 - g->x0, bot - top);
@@ -478,6 +527,8 @@ static void draw_panel(FILE *f, const struct sp_chart *c, const struct geo *g, i
 	fprintf(f, "</g>\n");
 	for (int k = 0; k < p->nls; k++)
 		draw_series(f, c, g, pi, &y, &p->ls[k], buf);
+	if (floor_name[0])
+		guard_floor_line(f, c, g, pi, &y);
 	fprintf(f, "</g>\n");
 }
 
@@ -517,9 +568,28 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 	if (!isfinite(g.tb) || g.tb <= g.ta)
 		g.tb = g.ta + 60;
 	g.off = c->tz_offset_s;
-	double ph = (double)(H - MT - MB) / NPANELS - PHEAD - PGAP;
-	double y = MT;
+	/* a panel with no reading in the window is not drawn empty: it is named
+	 * in one line under the title. The pool panel always stays (it carries
+	 * the time axis of an empty log). */
+	char gpu_out[96] = "", other_out[96] = "";
+	g.np = 0;
 	for (int p = 0; p < NPANELS; p++) {
+		bool has = p == 0;
+		for (int k = 0; k < panels[p].nls && !has; k++)
+			has = series_has(c, panels[p].ls[k].s);
+		if (has || c->rows_in_window == 0) {
+			g.pid[g.np++] = p;
+			continue;
+		}
+		bool gpu = strcmp(panels[p].id, "temp") == 0 || strcmp(panels[p].id, "power") == 0 ||
+			   strcmp(panels[p].id, "clock") == 0;
+		char *acc = gpu ? gpu_out : other_out;
+		size_t l = strlen(acc);
+		snprintf(acc + l, 96 - l, "%s%s", l ? ", " : "", gpu ? panels[p].title : panels[p].id);
+	}
+	double ph = (double)(H - MT - MB) / g.np - PHEAD - PGAP;
+	double y = MT;
+	for (int p = 0; p < g.np; p++) {
 		g.top[p] = y + PHEAD;
 		g.bot[p] = g.top[p] + ph;
 		y = g.bot[p] + PGAP;
@@ -568,16 +638,25 @@ void sp_svg_write(FILE *f, const struct sp_chart *c, const struct sp_summary *s,
 		fprintf(f, "; %d more slowdown episodes not shaded (the first %d are)", s->episodes_dropped,
 			SP_SUM_MAX_EPISODES);
 	fprintf(f, "</text>\n");
+	if (gpu_out[0] || other_out[0]) {
+		fprintf(f, "<text id=\"panels-left-out\" x=\"%d\" y=\"52\" font-size=\"11\" fill=\"#666\">", ML);
+		if (gpu_out[0])
+			fprintf(f, "no GPU readings in this log: %s panel%s left out", gpu_out, strchr(gpu_out, ',') ? "s" : "");
+		if (other_out[0])
+			fprintf(f, "%sno %s readings in this log: panel%s left out", gpu_out[0] ? "; " : "", other_out,
+				strchr(other_out, ',') ? "s" : "");
+		fprintf(f, "</text>\n");
+	}
 	shading_legend(f, g.x1 - 590, 20);
 
 	fprintf(f, "<g id=\"plot\" data-t0=\"%.3f\" data-t1=\"%.3f\" data-x0=\"%.1f\" data-x1=\"%.1f\" data-columns=\"%d\" data-column-seconds=\"%.6g\">\n",
 		g.ta, g.tb, g.x0, g.x1, c->ncols, c->w);
 	struct lane lane = { -1e9 };
 	shade_reasons(f, c, &g, &lane);
-	shade_episodes(f, s, &g);
+	shade_episodes(f, s, &g, &lane);
 	struct pt *buf = malloc(sizeof *buf * (size_t)(2 * c->ncols + 2));
 	if (buf) {
-		for (int p = 0; p < NPANELS; p++)
+		for (int p = 0; p < g.np; p++)
 			draw_panel(f, c, &g, p, buf);
 		free(buf);
 	}

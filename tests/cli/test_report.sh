@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # sparkops report: the summary from fixture logs, bad logs and their line
-# numbers, and the chart: well-formed SVG, five panels, shading where the data
+# numbers, and the chart: well-formed SVG, six panels, shading where the data
 # puts it, no scripts or links, bounded size however long the log is.
 . "$(dirname "$0")/lib.sh"
 S=$SPARKOPS
@@ -104,9 +104,10 @@ expect_rc 2 "a directory is not a log"
 svg_checks() { # FILE what
 	xmllint --noout "$1" 2>"$TMP/xmlerr"
 	_report $? "$2: well-formed SVG"
-	[ "$(xp "$1" "count($G[@class='panel'])")" = 5 ]
-	_report $? "$2: five panels"
-	for p in pool temp power clock throughput; do
+	# every log checked here has readings for all of them: six panels, none folded
+	[ "$(xp "$1" "count($G[@class='panel'])")" = 6 ]
+	_report $? "$2: six panels"
+	for p in pool pressure temp power clock throughput; do
 		[ "$(xp "$1" "count($G[@id='panel-$p'])")" = 1 ] || { _report 1 "$2: panel $p"; return; }
 	done
 	! grep -qiE '<script|href|url\(["'"'"']?(http|file|data)|@import|<foreignObject|\son[a-z]+=' "$1"
