@@ -166,16 +166,6 @@ int sp_ladder_state_dir(char *out, size_t n)
 	return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
-static void uid_name(uid_t uid, char *out, size_t n)
-{
-	struct passwd pw, *res = NULL;
-	char buf[1024];
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
-		snprintf(out, n, "%s (uid %ld)", res->pw_name, (long)uid);
-	else
-		snprintf(out, n, "uid %ld", (long)uid);
-}
-
 static int mkdirs(const char *dir)
 {
 	char tmp[4096];
@@ -216,7 +206,7 @@ int sp_ladder_state_lock(const char *dir, const char *file, char *msg, size_t n)
 		return snprintf(msg, n, "'%s': %s", dir, strerror(-e)), e;
 	}
 	if (st.st_uid != geteuid()) {
-		uid_name(st.st_uid, who, sizeof who);
+		sp_owner_name(st.st_uid, who, sizeof who);
 		snprintf(msg, n, "'%s' belongs to %s, not to you: not using it for the ladder state", dir, who);
 		close(fd);
 		return -EPERM;
@@ -237,7 +227,7 @@ int sp_ladder_state_lock(const char *dir, const char *file, char *msg, size_t n)
 	}
 	if (fstatat(fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
 		if (S_ISREG(st.st_mode)) {
-			uid_name(st.st_uid, who, sizeof who);
+			sp_owner_name(st.st_uid, who, sizeof who);
 			snprintf(msg, n, "'%s/%s' belongs to %s, not to you: not using it", dir, file, who);
 		} else {
 			snprintf(msg, n, "'%s/%s' is not a regular file: not using it", dir, file);

@@ -13,15 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
+const char *sp_stat_after_comm(const char *buf, size_t len)
+{
+	for (size_t i = len; i > 0; i--)
+		if (buf[i - 1] == ')')
+			return buf + i;
+	return NULL;
+}
+
 int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages)
 {
-	/* comm may hold spaces and ')': fields start after the last ')' */
-	const char *p = NULL;
-	for (size_t i = len; i > 0; i--)
-		if (buf[i - 1] == ')') {
-			p = buf + i;
-			break;
-		}
+	const char *p = sp_stat_after_comm(buf, len);
 	if (!p)
 		return -1;
 	const char *end = buf + len;
@@ -69,12 +71,7 @@ int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages)
 
 int sp_stat_majflt(const char *buf, size_t len, uint64_t *majflt)
 {
-	const char *p = NULL;
-	for (size_t i = len; i > 0; i--)
-		if (buf[i - 1] == ')') {
-			p = buf + i;
-			break;
-		}
+	const char *p = sp_stat_after_comm(buf, len);
 	if (!p)
 		return -1;
 	const char *end = buf + len;

@@ -42,6 +42,9 @@ int sp_self_line(const char *proc, pid_t *out, int max);
  * neither). Returns how many were dropped. */
 int sp_tree_drop_self_line(struct sp_tree *t, const char *proc);
 /* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
+/* /proc/PID/stat: comm may hold spaces and ')', so the fields start after
+ * the last ')'; NULL when there is none */
+const char *sp_stat_after_comm(const char *buf, size_t len);
 int sp_stat_parse(const char *buf, size_t len, pid_t *ppid, uint64_t *rss_pages);
 /* /proc/PID/stat: majflt (field 12; pure). 0 or -1. */
 int sp_stat_majflt(const char *buf, size_t len, uint64_t *majflt);

@@ -2,6 +2,7 @@
 /* The memory-heavy processes that compete for the pool: inference servers and
  * trainers recognised by name, with their resident memory and, for servers,
  * the cap they were started with when their command line says it. */
+#include "probe/jobtree.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/dirscan.h"
@@ -297,12 +298,8 @@ int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, u
 	/* pid (comm) state ppid ... field 22 starttime ... field 24 rss; comm
 	 * may hold spaces and parentheses: it ends at the last ')' */
 	const char *open = memchr(buf, '(', len);
-	const char *close = NULL;
-	for (const char *q = buf + len; q > buf; q--)
-		if (q[-1] == ')') {
-			close = q - 1;
-			break;
-		}
+	const char *after = sp_stat_after_comm(buf, len);
+	const char *close = after ? after - 1 : NULL;
 	if (!open || !close || close < open)
 		return -1;
 	size_t cl = (size_t)(close - open - 1);

@@ -204,7 +204,7 @@ static void say(char *msg, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void owner_name(uid_t uid, char *out, size_t n)
+void sp_owner_name(uid_t uid, char *out, size_t n)
 {
 	struct passwd pw, *res = NULL;
 	char buf[1024];
@@ -240,7 +240,7 @@ static int check_link(const char *link, const struct stat *lst, char *msg, size_
 	char who[160], dir[PATH_MAX];
 	struct stat dst;
 	if (!trusted_uid(lst->st_uid)) {
-		owner_name(lst->st_uid, who, sizeof who);
+		sp_owner_name(lst->st_uid, who, sizeof who);
 		say(msg, cap, "'%s' is a symbolic link owned by %s: not following it", link, who);
 		return -EPERM;
 	}
@@ -249,7 +249,7 @@ static int check_link(const char *link, const struct stat *lst, char *msg, size_
 	if (stat(dir, &dst) < 0)
 		return say(msg, cap, "'%s': %s", dir, strerror(errno)), -errno;
 	if (!trusted_uid(dst.st_uid)) {
-		owner_name(dst.st_uid, who, sizeof who);
+		sp_owner_name(dst.st_uid, who, sizeof who);
 		say(msg, cap, "'%s' is a symbolic link in '%s', a folder owned by %s: not following it", link, dir, who);
 		return -EPERM;
 	}

@@ -62,4 +62,7 @@ bool sp_same_file(const char *a, const char *b);
 /* Strict integer parsing of a token: the whole token must be a number. */
 int sp_parse_i64(const char *s, int64_t *out);
 int sp_parse_u64(const char *s, uint64_t *out);
+/* "alice (uid 1000)", or "uid 1000" when the name is unknown: who owns a
+ * file that was refused */
+void sp_owner_name(uid_t uid, char *out, size_t n);
 #endif
