@@ -287,9 +287,10 @@ static void add_event(struct sp_chart *c, const struct sp_logrow *r, bool in)
 	char label[SP_CHART_LABEL], v[64];
 	if (strncmp(e, "guard_", 6) == 0) {
 		uint64_t fl;
-		if (sp_detail_get(r->detail, "floor_bytes", v, sizeof v) && sp_parse_size(v, &fl) == 0 && fl > 0)
-			c->guard_floor = (double)fl;
-		else if (sp_detail_get(r->detail, "floor", v, sizeof v) && sp_parse_size(v, &fl) == 0 && fl > 0)
+		/* floor_bytes=N (what the engine writes) or floor=2GiB (older logs) */
+		bool have = sp_detail_get(r->detail, "floor_bytes", v, sizeof v) ||
+			    sp_detail_get(r->detail, "floor", v, sizeof v);
+		if (have && sp_parse_size(v, &fl) == 0 && fl > 0)
 			c->guard_floor = (double)fl;
 		snprintf(label, sizeof label, "guard %s", e + 6);
 		add_mark(c, t, SP_MARK_GUARD, label);

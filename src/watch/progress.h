@@ -12,7 +12,7 @@
 
 #define SP_PROGRESS_LINE 1024
 
-struct sp_progress {
+struct sp_progress { // NOLINT(clang-analyzer-optin.performance.Padding): one per job, grouped by purpose
 	/* the line being assembled (bytes after the last \r or \n) */
 	char line[SP_PROGRESS_LINE];
 	size_t len;
