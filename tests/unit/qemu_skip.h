@@ -15,5 +15,7 @@
 	} while (0)
 #define QEMU_THREADS "starts a thread (qemu-user 7.2 hangs in pthread_create)"
 #define QEMU_MLOCK "mlockall under qemu-user locks the emulator's whole guest address space"
+#define QEMU_SELFEXE "compares /proc/PID/exe with its own (under qemu-user, /proc/self/exe is the emulator)"
+#define QEMU_SELFFD "writes /dev/stdout through /proc/self/fd in a forked child (qemu-user 7.2 hangs there)"
 #define QEMU_PROCSTAT "reads its own /proc/PID/stat (qemu-user fakes it: rss 0)"
 #endif

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "qemu_skip.h"
+
 #include "util/fileio.h"
 #include "watch/sampler.h"
 
@@ -135,6 +137,7 @@ static void links(void **state)
 static void stdout_dash(void **state)
 {
 	(void)state;
+	SKIP_UNDER_QEMU(QEMU_SELFFD);
 	int pfd[2];
 	assert_int_equal(pipe(pfd), 0);
 	pid_t pid = fork();
