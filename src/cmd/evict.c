@@ -62,7 +62,9 @@ static int flush_all(bool json)
 		json_object_set_new(o, "free_2mib_after_bytes", c1.why == SP_OK ? json_integer((json_int_t)c1.free_2mib) : json_null());
 		json_object_set_new(o, "flush_ms", json_integer((json_int_t)((t1 - t0) * 1000)));
 		json_object_set_new(o, "compact_ms", json_integer((json_int_t)((t2 - t1) * 1000)));
-		return sp_json_print(stdout, o) < 0 ? SP_EXIT_IO : 0;
+		int jr = sp_json_print(stdout, o);
+		json_decref(o);
+		return jr < 0 ? SP_EXIT_IO : 0;
 	}
 	printf("flushed the page cache: %s freed, MemFree %s -> %s (%.0f ms)\n",
 	       sp_fmt_gib(a, sizeof a, (double)fr.freed_bytes), sp_fmt_gib(b, sizeof b, (double)fr.before.v[SP_MI_FREE]),
@@ -131,6 +133,7 @@ int cmd_evict(int argc, char **argv)
 		json_object_set_new(o, "not_owned_resident_bytes", json_integer((json_int_t)e->not_owned_resident));
 		if (sp_json_print(stdout, o) < 0)
 			rc = SP_EXIT_IO;
+		json_decref(o);
 	} else {
 		char a[32], b[32], c[32];
 		printf("evicted %ld file%s (%s): %s resident before, %s after\n", e->files, e->files == 1 ? "" : "s",
