@@ -18,10 +18,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int sp_open_proc(const char *path, int flags)
+/* fd from a non-blocking open: a regular file, the flag cleared; or -EINVAL */
+static int regular_only(int fd)
 {
-	/* O_NONBLOCK: a FIFO planted under a moved root must not hang the open */
-	int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -34,6 +33,12 @@ int sp_open_proc(const char *path, int flags)
 	if (fl >= 0)
 		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
+}
+
+int sp_open_proc(const char *path, int flags)
+{
+	/* O_NONBLOCK: a FIFO planted under a moved root must not hang the open */
+	return regular_only(open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
 }
 
 ssize_t sp_read_full(int fd, void *buf, size_t n)
@@ -68,18 +73,9 @@ ssize_t sp_write_full(int fd, const void *buf, size_t n)
 	return (ssize_t)put;
 }
 
-int sp_read_file_t(const char *path, char *buf, size_t cap, size_t *len, int *truncated)
+/* Read fd (closed here) into buf as sp_read_file_t says. */
+static int read_into(int fd, char *buf, size_t cap, size_t *len, int *truncated)
 {
-	if (cap == 0)
-		return -EINVAL;
-	buf[0] = 0;
-	if (len)
-		*len = 0;
-	if (truncated)
-		*truncated = 0;
-	int fd = sp_open_proc(path, O_RDONLY);
-	if (fd < 0)
-		return fd;
 	ssize_t r = sp_read_full(fd, buf, cap - 1);
 	int err = errno;
 	if (r >= 0 && (size_t)r == cap - 1 && truncated) {
@@ -99,6 +95,26 @@ int sp_read_file_t(const char *path, char *buf, size_t cap, size_t *len, int *tr
 	return 0;
 }
 
+static int read_start(char *buf, size_t cap, size_t *len, int *truncated)
+{
+	if (cap == 0)
+		return -EINVAL;
+	buf[0] = 0;
+	if (len)
+		*len = 0;
+	if (truncated)
+		*truncated = 0;
+	return 0;
+}
+
+int sp_read_file_t(const char *path, char *buf, size_t cap, size_t *len, int *truncated)
+{
+	if (read_start(buf, cap, len, truncated) < 0)
+		return -EINVAL;
+	int fd = sp_open_proc(path, O_RDONLY);
+	return fd < 0 ? fd : read_into(fd, buf, cap, len, truncated);
+}
+
 int sp_read_file(const char *path, char *buf, size_t cap, size_t *len)
 {
 	return sp_read_file_t(path, buf, cap, len, NULL);
@@ -106,26 +122,11 @@ int sp_read_file(const char *path, char *buf, size_t cap, size_t *len)
 
 int sp_read_at(int dfd, const char *rel, char *buf, size_t cap, size_t *len)
 {
-	if (cap == 0)
+	if (read_start(buf, cap, len, NULL) < 0)
 		return -EINVAL;
-	buf[0] = 0;
-	if (len)
-		*len = 0;
-	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	ssize_t r;
-	do
-		r = read(fd, buf, cap - 1);
-	while (r < 0 && errno == EINTR);
-	int err = errno;
-	close(fd);
-	if (r < 0)
-		return -err;
-	buf[r] = 0;
-	if (len)
-		*len = (size_t)r;
-	return 0;
+	/* the same checks as sp_open_proc: a FIFO under a moved root is refused */
+	int fd = regular_only(openat(dfd, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+	return fd < 0 ? fd : read_into(fd, buf, cap, len, NULL);
 }
 
 int sp_read_line(const char *path, char *buf, size_t cap)
