@@ -10,6 +10,7 @@ _report $? "the test client builds"
 
 # start_serve ARGS... : starts `sparkops serve --listen 127.0.0.1:0 ARGS` on the
 # gb10-loaded fixture with the gb10 fake NVML; sets SPID, ADDR (host:port), HOST, PORT
+# (the address of an http:// or https:// server)
 start_serve() {
 	SLOG="$TMP/serve.$$.$(date +%s%N).err"
 	env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$SC/gb10.scn" \
@@ -19,7 +20,7 @@ start_serve() {
 	ADDR=""
 	i=0
 	while [ -z "$ADDR" ] && [ $i -lt 200 ] && kill -0 $SPID 2>/dev/null; do
-		ADDR=$(sed -n 's|^.*serving http://\(.*\)/metrics$|\1|p' "$SLOG")
+		ADDR=$(sed -n 's|^.*serving https*://\(.*\)/metrics$|\1|p' "$SLOG")
 		[ -n "$ADDR" ] || sleep 0.05
 		i=$((i + 1))
 	done

@@ -13,21 +13,7 @@ S=$SPARKOPS
 
 # start_secure ARGS... : like start_serve, for an http:// or https:// address
 start_secure() {
-	SLOG="$TMP/secure.$$.$(date +%s%N).err"
-	env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$SC/gb10.scn" \
-		$S serve --procfs "$FIX/gb10-loaded/proc" --sysfs "$FIX/gb10-loaded/sys" --listen 127.0.0.1:0 "$@" \
-		>/dev/null 2>"$SLOG" &
-	SPID=$!
-	ADDR=""
-	i=0
-	while [ -z "$ADDR" ] && [ $i -lt 200 ] && kill -0 $SPID 2>/dev/null; do
-		ADDR=$(sed -n 's|^.*serving https*://\(.*\)/metrics$|\1|p' "$SLOG")
-		[ -n "$ADDR" ] || sleep 0.05
-		i=$((i + 1))
-	done
-	HOST=${ADDR%:*}
-	PORT=${ADDR##*:}
-	[ -n "$ADDR" ]
+	start_serve --listen 127.0.0.1:0 "$@"
 }
 
 # --- exposure: loopback unless --allow-remote ---------------------------------------------------
