@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t o = 0; o < size; o += chunk)
 		sp_oomlog_feed(&p, data + o, size - o < chunk ? size - o : chunk);
 	sp_oomlog_finish(&p);
-	if ((unsigned)p.kind >= SP_OOM_KIND_N || (unsigned)p.phase > SP_PHASE_STEP)
+	if ((unsigned)p.kind >= SP_OOM_KIND_N || (unsigned)p.phase > SP_PHASE_SERVE)
 		abort();
 	if (strlen(p.evidence) >= sizeof p.evidence || p.len != 0)
 		abort();

@@ -243,7 +243,8 @@ static json_t *count_json(uint64_t n)
 static json_t *figures_json(const struct view *v)
 {
 	json_t *o = json_object();
-	struct sp_oom_figures none = { { 0, SP_MISSING }, { 0, SP_MISSING }, { 0, SP_MISSING }, { 0, SP_MISSING } };
+	const struct sp_u64 miss = { 0, SP_MISSING };
+	const struct sp_oom_figures none = { miss, miss, miss, miss, miss, miss };
 	const struct sp_oom_figures *f = v->d->figures && v->log ? &v->log->fig : &none;
 	json_object_set_new(o, "tried_to_allocate_bytes", u64_json(f->tried));
 	json_object_set_new(o, "total_capacity_bytes", u64_json(f->total));

@@ -14,6 +14,7 @@
 static const char *const kind_keys[SP_OOM_KIND_N] = {
 	"unknown", "sigkill", "cuda_error_oom", "kernel_oom_kill", "driver_no_memory",
 	"ollama_memory", "cpu_alloc_failed", "torch_cuda_oom", "bitsandbytes_oom", "vllm_startup_memory",
+	"llamacpp_memory", "tgi_memory", "sglang_memory", "vllm_kv_cache",
 };
 static const char *const kind_texts[SP_OOM_KIND_N] = {
 	"no memory failure recognised in the log",
@@ -26,6 +27,10 @@ static const char *const kind_texts[SP_OOM_KIND_N] = {
 	"PyTorch: CUDA out of memory",
 	"an allocation inside bitsandbytes (QLoRA quantization / dequantization buffers) failed",
 	"vLLM's start-up check: free memory below gpu_memory_utilization x total",
+	"llama.cpp could not allocate a buffer for the model, its KV cache or its compute graph",
+	"text-generation-inference ran out of memory while warming up or serving",
+	"SGLang's memory pool (weights plus KV cache) does not fit",
+	"vLLM's KV cache does not fit in what is left after the weights",
 };
 
 const char *sp_oom_kind_key(enum sp_oom_kind k)
@@ -53,6 +58,29 @@ const char *sp_oom_phase_key(enum sp_oom_phase p)
 	switch (p) {
 	case SP_PHASE_LOAD: return "load";
 	case SP_PHASE_STEP: return "step";
+	case SP_PHASE_SERVE: return "serve";
+	default: return "unknown";
+	}
+}
+
+const char *sp_log_engine_key(enum sp_log_engine e)
+{
+	switch (e) {
+	case SP_ENGINE_VLLM: return "vllm";
+	case SP_ENGINE_SGLANG: return "sglang";
+	case SP_ENGINE_LLAMACPP: return "llamacpp";
+	case SP_ENGINE_OLLAMA: return "ollama";
+	case SP_ENGINE_TGI: return "tgi";
+	default: return "unknown";
+	}
+}
+
+const char *sp_log_method_key(enum sp_log_method m)
+{
+	switch (m) {
+	case SP_METHOD_FULL: return "full";
+	case SP_METHOD_LORA: return "lora";
+	case SP_METHOD_QLORA: return "qlora";
 	default: return "unknown";
 	}
 }
@@ -70,6 +98,8 @@ void sp_oomlog_init(struct sp_oomlog *p)
 	unset(&p->fig.total);
 	unset(&p->fig.free);
 	unset(&p->fig.reserved_unalloc);
+	unset(&p->fig.kv_needed);
+	unset(&p->fig.kv_available);
 	p->sig = 0xcbf29ce484222325ULL;
 }
 
@@ -401,6 +431,8 @@ static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_
 	unset(&p->fig.total);
 	unset(&p->fig.free);
 	unset(&p->fig.reserved_unalloc);
+	unset(&p->fig.kv_needed);
+	unset(&p->fig.kv_available);
 	/* the phase of this failure: the traceback's innermost marker, else the
 	 * log's progress at the time */
 	if (k == SP_OOM_VLLM_STARTUP) {

@@ -25,9 +25,27 @@ enum sp_oom_kind {
 	SP_OOM_TORCH,        /* "torch_cuda_oom": torch.OutOfMemoryError, CUDA out of memory. Tried to allocate */
 	SP_OOM_BNB,          /* "bitsandbytes_oom": an OOM raised inside bitsandbytes (QLoRA (de)quantization) */
 	SP_OOM_VLLM_STARTUP, /* "vllm_startup_memory": vLLM's free-memory check at start-up */
+	/* serving engines (a serving kind outranks the generic ones above it) */
+	SP_OOM_LLAMACPP,     /* "llamacpp_memory": llama.cpp could not allocate a buffer (cudaMalloc failed, unable to allocate CUDA0 buffer) */
+	SP_OOM_TGI,          /* "tgi_memory": text-generation-inference's warm-up / prefill ran out of memory */
+	SP_OOM_SGLANG,       /* "sglang_memory": SGLang's memory pool / KV cache does not fit */
+	SP_OOM_VLLM_KV,      /* "vllm_kv_cache": vLLM's KV cache does not fit (no memory for the cache blocks,
+			      * negative KV cache memory, max seq len needs more KV cache than available) */
 	SP_OOM_KIND_N
 };
-enum sp_oom_phase { SP_PHASE_UNKNOWN = 0, SP_PHASE_LOAD, SP_PHASE_STEP };
+
+/* which program wrote the log (what the ladder's rungs are about) */
+enum sp_log_engine {
+	SP_ENGINE_UNKNOWN = 0, /* a training script, or not said */
+	SP_ENGINE_VLLM, SP_ENGINE_SGLANG, SP_ENGINE_LLAMACPP, SP_ENGINE_OLLAMA, SP_ENGINE_TGI,
+};
+const char *sp_log_engine_key(enum sp_log_engine e); /* "vllm", "sglang", "llamacpp", "ollama", "tgi", "unknown" */
+
+/* the training method the log shows */
+enum sp_log_method { SP_METHOD_UNKNOWN = 0, SP_METHOD_FULL, SP_METHOD_LORA, SP_METHOD_QLORA };
+const char *sp_log_method_key(enum sp_log_method m); /* "full", "lora", "qlora", "unknown" */
+/* SP_PHASE_SERVE: a server that had started serving requests (after start-up) */
+enum sp_oom_phase { SP_PHASE_UNKNOWN = 0, SP_PHASE_LOAD, SP_PHASE_STEP, SP_PHASE_SERVE };
 
 const char *sp_oom_kind_key(enum sp_oom_kind k);
 const char *sp_oom_kind_text(enum sp_oom_kind k);
@@ -43,6 +61,8 @@ struct sp_oom_figures {
 	struct sp_u64 total;            /* total capacity */
 	struct sp_u64 free;             /* free at the time */
 	struct sp_u64 reserved_unalloc; /* reserved by PyTorch but unallocated */
+	struct sp_u64 kv_needed;        /* vLLM: KV cache needed for one request at max seq len */
+	struct sp_u64 kv_available;     /* vLLM/SGLang: KV cache memory available (may be negative: then 0 and kv_negative) */
 };
 
 struct sp_oomlog {
@@ -60,6 +80,17 @@ struct sp_oomlog {
 	uint64_t sig;                 /* FNV-1a 64 of every byte fed */
 	/* what the Trainer's start-of-training block says (0: not said) */
 	uint64_t batch_per_device, grad_accum, total_batch, seq_len;
+	/* what else the log says about the job (0 / "" / UNKNOWN: not said) */
+	enum sp_log_engine engine;    /* the serving engine whose lines the log holds */
+	enum sp_log_method method;    /* full / LoRA / QLoRA, from trainable%, PEFT, bitsandbytes or Unsloth banners */
+	char method_why[96];          /* "trainable%: 0.52", "Unsloth QLoRA banner" ... */
+	double trainable_pct;         /* PEFT's "trainable%" (0: not printed) */
+	char model[128];              /* the model's name or path as the log prints it, printable ASCII */
+	uint64_t max_model_len;       /* vLLM: the max seq len the log names (max_model_len) */
+	uint64_t est_max_model_len;   /* vLLM: "the estimated maximum model length is N" */
+	uint64_t max_num_seqs;        /* vLLM: max_num_seqs where printed */
+	bool kv_negative;             /* vLLM: "Available KV cache memory: -3.41 GiB" */
+	bool vllm_v1;                 /* vLLM v1 wording (EngineCore) seen */
 
 	/* ---- parser state ---- */
 	char line[SP_OOMLOG_WINDOW + 1];
