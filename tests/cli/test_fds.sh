@@ -19,7 +19,7 @@ fi
 # user's to pass on: the baseline is the same command started without sparkops.
 base=$(sh -c 'for f in /proc/$$/fd/*; do echo "fd ${f##*/}"; done' | sed 's/^fd //' | sort -n | tr '\n' ' ')
 run timeout 20 env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn \
-	$S run $(sysroot gb10-idle) -- sh -c 'for f in /proc/$$/fd/*; do echo "fd ${f##*/}"; done'
+	$S run $(sysroot gb10-idle) --log "$TMP/fds.csv" -- sh -c 'for f in /proc/$$/fd/*; do echo "fd ${f##*/}"; done'
 expect_rc 0 "run: the child ran"
 fds=$(grep -E '^fd [0-9]+$' "$OUT" | sed 's/^fd //' | sort -n | tr '\n' ' ')
 [ "$fds" = "$base" ]
