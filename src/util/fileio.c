@@ -350,8 +350,13 @@ static int replace_regular(const char *path, const struct stat *old, const void 
 		return -EEXIST;
 	mode_t want = old && old->st_mode ? (old->st_mode & 0777) : (mode & 0777);
 	int err = 0;
+	/* root replacing another user's file: the new one stays theirs (owner
+	 * and group), as an editor's save does; on the file we just created */
+	if (old && old->st_mode && geteuid() == 0 && (old->st_uid != 0 || old->st_gid != getegid()) &&
+	    fchown(fd, old->st_uid, old->st_gid) < 0)
+		err = -errno;
 	/* fchmod on the file we just created, never on one we found */
-	if (fchmod(fd, want) < 0 || write_fd(fd, data, len) < 0 || fsync(fd) < 0)
+	if (!err && (fchmod(fd, want) < 0 || write_fd(fd, data, len) < 0 || fsync(fd) < 0))
 		err = -errno;
 	if (close(fd) < 0 && !err)
 		err = -errno;

@@ -101,6 +101,12 @@ if [ $NS = 1 ]; then
 	expect_out '^640$' "an existing file keeps its mode"
 	expect_out '^644$' "a new file gets 0644"
 	expect_no_out '\.tmp\.' "no temp file left behind"
+
+	# root replacing another user's file: it stays theirs
+	ns 'echo x >"$D/theirs.svg"; chown nobody:nogroup "$D/theirs.svg"; $S report "$LOG" --svg "$D/theirs.svg" &&
+	    stat -c "%U:%G %a" "$D/theirs.svg"; grep -c "<svg" "$D/theirs.svg"'
+	expect_out '^nobody:nogroup 644$' "root replacing nobody's file: the new file is still nobody's"
+	expect_out '^1$' "... and holds the chart"
 else
 	skip "device outputs" "needs root and unshare -m (a private tmpfs for device nodes)"
 fi
