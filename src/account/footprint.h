@@ -70,6 +70,7 @@ struct sp_plan_opts {
 	enum sp_loss loss;        /* default: the framework's */
 	bool offload_activations; /* checkpoints (or all saved activations) to the host */
 	bool no_double_quant;     /* 4-bit base without double quantization (bnb load_in_4bit's default) */
+	bool bnb_legacy;          /* bitsandbytes < 0.43.2: every 4-bit linear keeps its input for backward */
 	int nodes;                /* Sparks the job spreads over (1) */
 	enum sp_strategy strategy;/* SP_STRAT_NONE on one node */
 };

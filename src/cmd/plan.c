@@ -178,6 +178,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 			    "checkpoints (or every saved activation) to host memory: the same pool on UMA"),
 		SP_OPT_FLAG(0, "no-double-quant", &p->no_double_quant,
 			    "a 4-bit base without double quantization (bitsandbytes' load_in_4bit default)"),
+		SP_OPT_FLAG(0, "bnb-legacy", &p->bnb_legacy,
+			    "bitsandbytes before 0.43.2: every 4-bit linear keeps its input for backward"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
 		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
@@ -239,6 +241,10 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 			       sp_quant_name(p->quant));
 	if (p->method == SP_METHOD_QLORA && !a->quant_given)
 		p->quant = SP_QUANT_NF4;
+	if (p->bnb_legacy && (p->method == SP_METHOD_FULL || p->method == SP_METHOD_INFER ||
+			      (p->quant != SP_QUANT_NF4 && p->quant != SP_QUANT_FP4)))
+		sp_usage_error("plan", "--bnb-legacy describes training adapters on a 4-bit bitsandbytes base: "
+			       "give --method qlora (or lora with --quant nf4|fp4)");
 	if (a->strategy >= 0)
 		p->strategy = (enum sp_strategy)a->strategy;
 	else if (p->nodes > 1)
@@ -501,6 +507,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "loss", json_string(sp_loss_name(p->loss)));
 	json_object_set_new(o, "offload_activations", json_boolean(p->offload_activations));
 	json_object_set_new(o, "double_quant", json_boolean(!p->no_double_quant));
+	json_object_set_new(o, "bnb_legacy", json_boolean(p->bnb_legacy));
 	return o;
 }
 

@@ -415,6 +415,47 @@ static void double_quant(void **st)
 	assert_within((double)nodq.term[SP_T_WEIGHTS], lin * 4.5 / 8 + (m.params - lin) * 2, 1e-9);
 }
 
+/* --bnb-legacy: bitsandbytes < 0.43.2 keeps the input of every 4-bit linear;
+ * with LoRA on q,v the untargeted ones are o (2q), the MLP input (2h) and
+ * down (2I) per token and layer */
+static void bnb_legacy(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA2_7B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	struct sp_footprint now, old;
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	o.grad_ckpt = false;
+	o.batch = 1;
+	o.seq = 1304;
+	sp_footprint_compute(&m, &o, &now);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &old);
+	double per_layer = 1304.0 * (2 * 4096 + 2 * 4096 + 2 * 11008);
+	assert_within((double)(old.term[SP_T_ACTIVATIONS] - now.term[SP_T_ACTIVATIONS]), 32 * per_layer, 1e-9);
+	assert_within(old.act_layer_bytes - now.act_layer_bytes, per_layer, 1e-9);
+	/* checkpointed: one layer's recompute holds them */
+	o.grad_ckpt = true;
+	sp_footprint_compute(&m, &o, &old);
+	o.bnb_legacy = false;
+	sp_footprint_compute(&m, &o, &now);
+	assert_within((double)(old.term[SP_T_ACTIVATIONS] - now.term[SP_T_ACTIVATIONS]), per_layer, 1e-9);
+	/* every linear targeted: the adapters keep those inputs anyway */
+	o.grad_ckpt = false;
+	o.lora_targets = SP_LT_ALL;
+	sp_footprint_compute(&m, &o, &now);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &old);
+	assert_true(old.term[SP_T_ACTIVATIONS] == now.term[SP_T_ACTIVATIONS]);
+	/* no 4-bit base: nothing */
+	o = opts(SP_METHOD_LORA);
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	sp_footprint_compute(&m, &o, &now);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &old);
+	assert_true(old.term[SP_T_ACTIVATIONS] == now.term[SP_T_ACTIVATIONS]);
+}
+
 /* --loss and --offload-activations */
 static void loss_and_offload(void **st)
 {
@@ -523,7 +564,7 @@ int main(void)
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
 		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap),  cmocka_unit_test(double_quant),
-		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms),
+		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
