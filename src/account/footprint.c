@@ -405,6 +405,8 @@ static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opt
 		b += T * legacy_bnb_inputs(m, o->lora_targets);
 	if (o->attn == SP_ATTN_EAGER)
 		b += 5.0 * m->n_heads * (double)o->seq * T;
+	else if (o->attn == SP_ATTN_MATH)
+		b += 2.0 * m->n_heads * (double)o->seq * T; /* the 16-bit softmax output, kept for both its backwards */
 	return b;
 }
 

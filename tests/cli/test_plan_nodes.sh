@@ -119,6 +119,13 @@ _report $? "--bnb-legacy: o, the MLP input and down keep their 16-bit inputs ($(
 run $P llama-3.1-8b --method lora --bnb-legacy --budget 1TiB
 expect_rc 2 "--bnb-legacy without a 4-bit base is refused"
 expect_err 'bnb-legacy' "and says which option"
+run $P llama-3.1-8b --method lora --no-grad-ckpt --batch 1 --seq 1024 --budget 1TiB --json
+a=$(jq .terms.activations "$OUT")
+run $P llama-3.1-8b --method lora --no-grad-ckpt --batch 1 --seq 1024 --attn math --budget 1TiB --json
+expect_jq '.settings.attn == "math"' "--attn math in the settings"
+b=$(jq .terms.activations "$OUT")
+[ $((b - a)) -eq $((32 * 2 * 32 * 1024 * 1024)) ]
+_report $? "--attn math: the 16-bit softmax output, 2 bytes a score ($((b - a)) bytes more)"
 run $P llama-3.1-8b --method lora --loss bf16 --budget 1TiB --json
 expect_jq '.settings.loss == "bf16" and .terms.logits == 2048 * 128256 * 6' "--loss bf16: 6 bytes per logit"
 run $P llama-3.1-8b --method lora --offload-activations --budget 1TiB --json

@@ -202,6 +202,10 @@ static void activation_terms(void **st)
 	o.attn = SP_ATTN_EAGER;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.act_layer_bytes == layer + 5.0 * 32 * 1024 * 1024 * 2);
+	/* SDPA's unfused math path keeps the 16-bit softmax output: 2*a*s^2*b */
+	o.attn = SP_ATTN_MATH;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.act_layer_bytes == layer + 2.0 * 32 * 1024 * 1024 * 2);
 	/* GPT-2 (h=768, a=12, I=4h, dropout): exactly Korthikanti's
 	 * s*b*h*(34 + 5*a*s/h) */
 	o = opts(SP_METHOD_FULL);
