@@ -364,8 +364,9 @@ static double quant_bytes(enum sp_quant q, double unq, bool no_dq)
  * until backward. A targeted linear's input is kept by its adapter anyway;
  * the untargeted ones add, per token and layer: the attention input (2h, when
  * none of q, k, v is targeted), the output projection's (2q, o untargeted),
- * the MLP's (2h, when neither gate nor up is), the down projection's (2I per
- * routed expert, down untargeted). */
+ * the MLP's (2h, when neither gate nor up is, and the layer has a norm of its
+ * own for the MLP), the down projection's (2I per routed expert, down
+ * untargeted). */
 static double legacy_bnb_inputs(const struct sp_model_shape *m, unsigned t)
 {
 	double h = m->hidden, b = 0;
@@ -375,8 +376,8 @@ static double legacy_bnb_inputs(const struct sp_model_shape *m, unsigned t)
 		b += 2 * h;
 	if (!(t & SP_LT_O))
 		b += 2 * q_dim(m);
-	if (!(t & (SP_LT_GATE | SP_LT_UP)))
-		b += 2 * h;
+	if (!(t & (SP_LT_GATE | SP_LT_UP)) && !m->one_norm)
+		b += 2 * h; /* one norm: the MLP reads the attention's input */
 	if (!(t & SP_LT_DOWN))
 		b += 2 * down;
 	return b;
@@ -386,6 +387,8 @@ static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opt
 {
 	double T = (double)o->batch * o->seq, h = m->hidden, I = mlp_width(m);
 	double per_tok = 12 * h + 4 * kv_dim(m);
+	if (m->one_norm)
+		per_tok -= 4 * h; /* no second norm, and the MLP reads the attention's input */
 	double c = gated ? 8 : 4; /* gate, up, act, product | fc1 out, act out */
 	if (m->n_experts > 0) {
 		double k = m->experts_per_tok > 0 ? m->experts_per_tok : 2;

@@ -460,6 +460,49 @@ static void bnb_legacy(void **st)
 	assert_true(old.term[SP_T_ACTIVATIONS] == now.term[SP_T_ACTIVATIONS]);
 }
 
+/* one norm a layer (Phi-1/2, Falcon-7B: attention and MLP read the same
+ * normed input): no second norm's input and no separate MLP input, 4h a
+ * token less; under --bnb-legacy the MLP's input is the attention's */
+static void one_norm(void **st)
+{
+	(void)st;
+	char err[256];
+	struct sp_model_shape m = { 0 };
+	const char f7[] = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_hidden_layers\":32,"
+			  "\"num_attention_heads\":71,\"multi_query\":true,\"new_decoder_architecture\":false,"
+			  "\"parallel_attn\":true,\"bias\":false,\"vocab_size\":65024}";
+	assert_int_equal(sp_hfconfig_parse(f7, sizeof f7 - 1, "c", &m, err, sizeof err), 0);
+	assert_true(m.one_norm);
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.grad_ckpt = false;
+	o.batch = 1;
+	o.seq = 1000;
+	struct sp_footprint one, two;
+	sp_footprint_compute(&m, &o, &one);
+	struct sp_model_shape m2 = m;
+	m2.one_norm = false;
+	sp_footprint_compute(&m2, &o, &two);
+	assert_within(two.act_layer_bytes - one.act_layer_bytes, 1000.0 * 4 * 4544, 1e-9);
+	/* QLoRA on q,v, bitsandbytes < 0.43.2: o (2q) and fc2 (2I) keep their
+	 * inputs; the MLP's input is the attention's, kept by the adapters */
+	o = opts(SP_METHOD_QLORA);
+	o.grad_ckpt = false;
+	o.batch = 1;
+	o.seq = 1000;
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	sp_footprint_compute(&m, &o, &two);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &one);
+	assert_within(one.act_layer_bytes - two.act_layer_bytes, 1000.0 * (2 * 4544 + 2 * 4 * 4544), 1e-9);
+	/* Falcon-40B's new decoder has a norm for each */
+	const char f40[] = "{\"model_type\":\"falcon\",\"hidden_size\":8192,\"num_hidden_layers\":60,"
+			   "\"num_attention_heads\":128,\"num_kv_heads\":8,\"new_decoder_architecture\":true,"
+			   "\"parallel_attn\":true,\"bias\":false,\"vocab_size\":65024}";
+	memset(&m, 0, sizeof m);
+	assert_int_equal(sp_hfconfig_parse(f40, sizeof f40 - 1, "c", &m, err, sizeof err), 0);
+	assert_false(m.one_norm);
+}
+
 /* --loss and --offload-activations */
 static void loss_and_offload(void **st)
 {
@@ -568,7 +611,7 @@ int main(void)
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
 		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap),  cmocka_unit_test(double_quant),
-		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy),
+		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy), cmocka_unit_test(one_norm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
