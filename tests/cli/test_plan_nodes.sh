@@ -116,6 +116,10 @@ expect_jq '.settings.bnb_legacy' "--bnb-legacy in the settings"
 b=$(jq .terms.activations "$OUT")
 [ $((b - a)) -eq $((32 * 1024 * (2 * 4096 + 2 * 4096 + 2 * 14336))) ]
 _report $? "--bnb-legacy: o, the MLP input and down keep their 16-bit inputs ($((b - a)) bytes more)"
+run $P llama-2-7b --method qlora --lora-targets q,v --no-grad-ckpt --bnb-legacy --seq 4096 --uma no --budget 30GiB --json
+expect_jq '.verdict == "no" and .advice[0].rung == "bitsandbytes" and (.advice[0].flags | test("bitsandbytes>=0.43.2"))' "--bnb-legacy: a current bitsandbytes is the first rung when it is enough"
+run $P llama-2-7b --method qlora --lora-targets q,v --no-grad-ckpt --bnb-legacy --seq 4096 --uma no --budget 24GiB --json
+expect_jq '.advice[0].rung == "seq"' "and not when it is not"
 run $P llama-3.1-8b --method lora --bnb-legacy --budget 1TiB
 expect_rc 2 "--bnb-legacy without a 4-bit base is refused"
 expect_err 'bnb-legacy' "and says which option"
