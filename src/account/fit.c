@@ -129,6 +129,19 @@ int sp_fit_search(const struct sp_model_shape *m, const struct sp_plan_opts *o0,
 	uint64_t need;
 	bool train = o0->method != SP_METHOD_INFER;
 
+	/* 0. the same job on a current bitsandbytes, which no longer keeps every
+	 * 4-bit linear's input: nothing traded */
+	if (train && o0->bnb_legacy) {
+		o = *o0;
+		o.bnb_legacy = false;
+		if (fits(m, &o, budget, &need)) {
+			snprintf(a->flags, sizeof a->flags, "pip install -U 'bitsandbytes>=0.43.2' (and drop --bnb-legacy)");
+			snprintf(a->why, sizeof a->why,
+				 "bitsandbytes 0.43.2 and later keep no 4-bit linear's input for backward: the same job, "
+				 "nothing traded");
+			return found(a, "bitsandbytes", &o, need);
+		}
+	}
 	/* 1. shorter packing / sequence (the largest power-of-two step that fits) */
 	for (int s = o0->seq / 2; s >= 256; s /= 2) {
 		o = *o0;

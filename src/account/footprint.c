@@ -358,10 +358,37 @@ static double quant_bytes(enum sp_quant q, double unq, bool no_dq)
 
 /* one layer's activations saved for backward, 16-bit, no recompute
  * (Korthikanti et al. 2022, generalised to GQA and gated MLPs) */
-static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opts *o, bool gated)
+/* bitsandbytes before 0.43.2 (PR #1270, "fix QLoRA mem bug: delete useless
+ * buffered activation"): MatMul4Bit kept its input A for backward although
+ * only the weight is needed there, so every 4-bit linear's 16-bit input stays
+ * until backward. A targeted linear's input is kept by its adapter anyway;
+ * the untargeted ones add, per token and layer: the attention input (2h, when
+ * none of q, k, v is targeted), the output projection's (2q, o untargeted),
+ * the MLP's (2h, when neither gate nor up is, and the layer has a norm of its
+ * own for the MLP), the down projection's (2I per routed expert, down
+ * untargeted). */
+static double legacy_bnb_inputs(const struct sp_model_shape *m, unsigned t)
+{
+	double h = m->hidden, b = 0;
+	double k = m->n_experts > 0 ? (m->experts_per_tok > 0 ? m->experts_per_tok : 2) : 1;
+	double down = k * mlp_width(m) + (m->n_experts > 0 ? m->shared_intermediate : 0);
+	if (!(t & (SP_LT_Q | SP_LT_K | SP_LT_V)))
+		b += 2 * h;
+	if (!(t & SP_LT_O))
+		b += 2 * q_dim(m);
+	if (!(t & (SP_LT_GATE | SP_LT_UP)) && !m->one_norm)
+		b += 2 * h; /* one norm: the MLP reads the attention's input */
+	if (!(t & SP_LT_DOWN))
+		b += 2 * down;
+	return b;
+}
+
+static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opts *o, bool gated, bool kbit_inputs)
 {
 	double T = (double)o->batch * o->seq, h = m->hidden, I = mlp_width(m);
 	double per_tok = 12 * h + 4 * kv_dim(m);
+	if (m->one_norm)
+		per_tok -= 4 * h; /* no second norm, and the MLP reads the attention's input */
 	double c = gated ? 8 : 4; /* gate, up, act, product | fc1 out, act out */
 	if (m->n_experts > 0) {
 		double k = m->experts_per_tok > 0 ? m->experts_per_tok : 2;
@@ -377,8 +404,12 @@ static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opt
 	if (!gated)
 		per_tok += 2 * h; /* the two dropout masks */
 	double b = T * per_tok;
+	if (kbit_inputs)
+		b += T * legacy_bnb_inputs(m, o->lora_targets);
 	if (o->attn == SP_ATTN_EAGER)
 		b += 5.0 * m->n_heads * (double)o->seq * T;
+	else if (o->attn == SP_ATTN_MATH)
+		b += 2.0 * m->n_heads * (double)o->seq * T; /* the 16-bit softmax output, kept for both its backwards */
 	return b;
 }
 
@@ -543,7 +574,10 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	/* activations */
 	double tokens = (double)o->batch * o->seq;
 	double h = arch ? m->hidden : 4096, L = arch ? m->n_layers : 32;
-	double al = arch ? act_layer(m, o, gated) : tokens * 34 * h;
+	/* a 4-bit bitsandbytes base under LoRA on bitsandbytes < 0.43.2 */
+	bool legacy = o->bnb_legacy && train && o->method != SP_METHOD_FULL && (q == SP_QUANT_NF4 || q == SP_QUANT_FP4) &&
+		      !m->prequantized;
+	double al = arch ? act_layer(m, o, gated, legacy) : tokens * 34 * h;
 	f->act_layer_bytes = al;
 	double io = tokens * 4 * h; /* embedding output, final norm */
 	if (train) {

@@ -16,7 +16,7 @@ enum sp_cdtype { SP_CDT_BF16, SP_CDT_FP16, SP_CDT_FP32, SP_CDT_N };
 enum sp_quant { SP_QUANT_NONE, SP_QUANT_INT8, SP_QUANT_NF4, SP_QUANT_FP4, SP_QUANT_N };
 enum sp_optim { SP_OPTIM_ADAMW, SP_OPTIM_ADAMW8BIT, SP_OPTIM_PAGED_ADAMW8BIT, SP_OPTIM_SGD, SP_OPTIM_ADAFACTOR, SP_OPTIM_N };
 enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_N };
-enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER };
+enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER, SP_ATTN_MATH };
 /* how the job spreads over --nodes N Sparks: none (one node), data parallel
  * (a full replica per node), fully sharded data parallel (parameters,
  * gradients and optimizer state sharded), tensor or pipeline parallel
@@ -70,6 +70,7 @@ struct sp_plan_opts {
 	enum sp_loss loss;        /* default: the framework's */
 	bool offload_activations; /* checkpoints (or all saved activations) to the host */
 	bool no_double_quant;     /* 4-bit base without double quantization (bnb load_in_4bit's default) */
+	bool bnb_legacy;          /* bitsandbytes < 0.43.2: every 4-bit linear keeps its input for backward */
 	int nodes;                /* Sparks the job spreads over (1) */
 	enum sp_strategy strategy;/* SP_STRAT_NONE on one node */
 };

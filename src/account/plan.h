@@ -73,15 +73,15 @@ bool sp_anchor_far(const struct sp_anchor *a, const struct sp_plan_opts *o, uint
 
 /* ---- the cheapest change that fits ----------------------------------------------- */
 struct sp_advice {
-	char rung[24];        /* "seq", "batch", "grad_ckpt", "optim", "method", "quant", "model" */
+	char rung[24];        /* "bitsandbytes", "seq", "batch", "grad_ckpt", "optim", "method", "quant", "model" */
 	char flags[160];      /* the exact flags to change: "--seq 1024" */
 	char why[200];
 	uint64_t need_bytes;  /* what the plan needs after the change (0 for "model") */
 	struct sp_plan_opts opts; /* the changed options */
 };
-/* Search the OOM ladder's order: shorter --seq, then smaller --batch (with
- * gradient accumulation keeping the effective batch), then --grad-ckpt and
- * a leaner --optim, then a method downgrade (bf16 LoRA before QLoRA), then a
+/* Search the OOM ladder's order: a current bitsandbytes (with --bnb-legacy),
+ * then shorter --seq, then smaller --batch (with gradient accumulation
+ * keeping the effective batch), then --grad-ckpt and a leaner --optim, then a method downgrade (bf16 LoRA before QLoRA), then a
  * smaller model or two Sparks. Writes the first change that fits into *a;
  * returns 1 when one was found, 0 when only "smaller model" is left. */
 int sp_fit_search(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, struct sp_advice *a);

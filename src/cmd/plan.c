@@ -129,7 +129,7 @@ static const char *opt_gbps(void *target, const char *s)
 	return NULL;
 }
 
-static const char *const attn_words[] = { "sdpa", "eager", "flash", NULL };
+static const char *const attn_words[] = { "sdpa", "eager", "flash", "math", NULL };
 static const char *const solve_words[] = { "seq", "batch", NULL };
 static const char *const uma_words[] = { "yes", "no", "auto", NULL };
 
@@ -145,7 +145,7 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	struct word strat = { -1, sp_strategy_parse, "is not ddp, fsdp (training), tp or pp (serving)" };
 	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
 	int solve = -1;
-	int attn = p->attn == SP_ATTN_EAGER, uma = 2, ckpt = p->grad_ckpt;
+	int attn = p->attn == SP_ATTN_EAGER ? 1 : p->attn == SP_ATTN_MATH ? 3 : 0, uma = 2, ckpt = p->grad_ckpt;
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("model (one of):"),
 		SP_OPT_TEXT("MODEL", "a Hugging Face folder, a config.json, a .gguf file or a catalog name"),
@@ -170,7 +170,9 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 				"modules, e.g. q,v or q,k,v,o,gate,up,down (default: all linear)"),
 		SP_OPT_CALLBACK("framework", &fw, "F", opt_word,
 				"hf | unsloth | torchtune: what the stack keeps in memory (default hf)"),
-		SP_OPT_ENUM("attn", &attn, "A", attn_words, "sdpa (flash, the default) | eager (stores the attention scores)"),
+		SP_OPT_ENUM("attn", &attn, "A", attn_words,
+			    "sdpa (flash, the default) | eager (stores the attention scores) |\n"
+			    "math (SDPA's unfused fallback: keeps the softmax output)"),
 		SP_OPT_FLAG(0, "master-weights", &p->master_weights, "keep an fp32 master copy of 16-bit trainable weights"),
 		SP_OPT_CALLBACK("loss", &loss, "L", opt_word,
 				"fp32 | bf16 | chunked: the loss buffers (default: the framework's)"),
@@ -178,6 +180,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 			    "checkpoints (or every saved activation) to host memory: the same pool on UMA"),
 		SP_OPT_FLAG(0, "no-double-quant", &p->no_double_quant,
 			    "a 4-bit base without double quantization (bitsandbytes' load_in_4bit default)"),
+		SP_OPT_FLAG(0, "bnb-legacy", &p->bnb_legacy,
+			    "bitsandbytes before 0.43.2: every 4-bit linear keeps its input for backward"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
 		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
@@ -212,7 +216,7 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	/* solve is written through the table (cppcheck cannot see it) */
 	// cppcheck-suppress knownConditionTrueFalse
 	a->solve = solve == 0 ? SP_SOLVE_SEQ : solve == 1 ? SP_SOLVE_BATCH : SP_SOLVE_NONE;
-	p->attn = attn == 1 ? SP_ATTN_EAGER : SP_ATTN_SDPA;
+	p->attn = attn == 1 ? SP_ATTN_EAGER : attn == 3 ? SP_ATTN_MATH : SP_ATTN_SDPA;
 	p->grad_ckpt = ckpt != 0;
 	/* uma is written through the table (cppcheck cannot see it) */
 	// cppcheck-suppress knownConditionTrueFalse
@@ -239,6 +243,10 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 			       sp_quant_name(p->quant));
 	if (p->method == SP_METHOD_QLORA && !a->quant_given)
 		p->quant = SP_QUANT_NF4;
+	if (p->bnb_legacy && (p->method == SP_METHOD_FULL || p->method == SP_METHOD_INFER ||
+			      (p->quant != SP_QUANT_NF4 && p->quant != SP_QUANT_FP4)))
+		sp_usage_error("plan", "--bnb-legacy describes training adapters on a 4-bit bitsandbytes base: "
+			       "give --method qlora (or lora with --quant nf4|fp4)");
 	if (a->strategy >= 0)
 		p->strategy = (enum sp_strategy)a->strategy;
 	else if (p->nodes > 1)
@@ -491,7 +499,8 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "quant", json_string(sp_quant_name(p->quant)));
 	json_object_set_new(o, "optim", json_string(sp_optim_name(p->optim)));
 	json_object_set_new(o, "framework", json_string(sp_framework_name(p->framework)));
-	json_object_set_new(o, "attn", json_string(p->attn == SP_ATTN_EAGER ? "eager" : "sdpa"));
+	json_object_set_new(o, "attn",
+			    json_string(p->attn == SP_ATTN_EAGER ? "eager" : p->attn == SP_ATTN_MATH ? "math" : "sdpa"));
 	json_object_set_new(o, "batch", json_integer(p->batch));
 	json_object_set_new(o, "seq", json_integer(p->seq));
 	json_object_set_new(o, "grad_ckpt", json_boolean(p->grad_ckpt));
@@ -501,6 +510,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "loss", json_string(sp_loss_name(p->loss)));
 	json_object_set_new(o, "offload_activations", json_boolean(p->offload_activations));
 	json_object_set_new(o, "double_quant", json_boolean(!p->no_double_quant));
+	json_object_set_new(o, "bnb_legacy", json_boolean(p->bnb_legacy));
 	return o;
 }
 

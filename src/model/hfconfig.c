@@ -399,6 +399,7 @@ static void estimate(struct sp_model_shape *m, unsigned fl, const int *dense_onl
 		attn += m->n_heads;
 	double norm = (fl & F_LN_BIAS) ? 2 * h : h;
 	double norms = ((fl & F_NORM4) ? 4 : (fl & F_NORM1) ? 1 : 2) * norm;
+	m->one_norm = (fl & F_NORM1) != 0;
 
 	double total = 0, active = 0, experts = 0;
 	int moe_layers = 0;

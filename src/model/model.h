@@ -64,6 +64,7 @@ struct sp_model_shape {
 	/* added by the readers (plan-model) */
 	int n_moe_layers;       /* layers with experts (MoE); 0 for dense */
 	int shared_intermediate; /* shared-expert MLP width (Qwen MoE), 0 if none */
+	bool one_norm;          /* one norm a layer, read by attention and MLP in parallel (Phi-1/2, Falcon-7B) */
 	double vision_params;   /* vision tower + projector of a multimodal model (in params) */
 	double expert_params;   /* all experts' MLP params (in params; active keeps top-k of them) */
 	int quant_bits;         /* bits per weight of a prequantized model (4, 8), 0 unknown/none */

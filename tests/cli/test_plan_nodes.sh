@@ -109,6 +109,27 @@ run $P llama-3.1-8b --method qlora --budget 1TiB --json
 b=$(jq .terms.weights "$OUT")
 [ "$a" -gt "$b" ]
 _report $? "4.5 bits without double quantization weigh more than 4.127"
+run $P llama-3.1-8b --method qlora --lora-targets q,v --no-grad-ckpt --batch 1 --seq 1024 --budget 1TiB --json
+a=$(jq .terms.activations "$OUT")
+run $P llama-3.1-8b --method qlora --lora-targets q,v --no-grad-ckpt --batch 1 --seq 1024 --bnb-legacy --budget 1TiB --json
+expect_jq '.settings.bnb_legacy' "--bnb-legacy in the settings"
+b=$(jq .terms.activations "$OUT")
+[ $((b - a)) -eq $((32 * 1024 * (2 * 4096 + 2 * 4096 + 2 * 14336))) ]
+_report $? "--bnb-legacy: o, the MLP input and down keep their 16-bit inputs ($((b - a)) bytes more)"
+run $P llama-2-7b --method qlora --lora-targets q,v --no-grad-ckpt --bnb-legacy --seq 4096 --uma no --budget 30GiB --json
+expect_jq '.verdict == "no" and .advice[0].rung == "bitsandbytes" and (.advice[0].flags | test("bitsandbytes>=0.43.2"))' "--bnb-legacy: a current bitsandbytes is the first rung when it is enough"
+run $P llama-2-7b --method qlora --lora-targets q,v --no-grad-ckpt --bnb-legacy --seq 4096 --uma no --budget 24GiB --json
+expect_jq '.advice[0].rung == "seq"' "and not when it is not"
+run $P llama-3.1-8b --method lora --bnb-legacy --budget 1TiB
+expect_rc 2 "--bnb-legacy without a 4-bit base is refused"
+expect_err 'bnb-legacy' "and says which option"
+run $P llama-3.1-8b --method lora --no-grad-ckpt --batch 1 --seq 1024 --budget 1TiB --json
+a=$(jq .terms.activations "$OUT")
+run $P llama-3.1-8b --method lora --no-grad-ckpt --batch 1 --seq 1024 --attn math --budget 1TiB --json
+expect_jq '.settings.attn == "math"' "--attn math in the settings"
+b=$(jq .terms.activations "$OUT")
+[ $((b - a)) -eq $((32 * 2 * 32 * 1024 * 1024)) ]
+_report $? "--attn math: the 16-bit softmax output, 2 bytes a score ($((b - a)) bytes more)"
 run $P llama-3.1-8b --method lora --loss bf16 --budget 1TiB --json
 expect_jq '.settings.loss == "bf16" and .terms.logits == 2048 * 128256 * 6' "--loss bf16: 6 bytes per logit"
 run $P llama-3.1-8b --method lora --offload-activations --budget 1TiB --json

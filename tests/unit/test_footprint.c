@@ -202,6 +202,10 @@ static void activation_terms(void **st)
 	o.attn = SP_ATTN_EAGER;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.act_layer_bytes == layer + 5.0 * 32 * 1024 * 1024 * 2);
+	/* SDPA's unfused math path keeps the 16-bit softmax output: 2*a*s^2*b */
+	o.attn = SP_ATTN_MATH;
+	sp_footprint_compute(&l8, &o, &f);
+	assert_true(f.act_layer_bytes == layer + 2.0 * 32 * 1024 * 1024 * 2);
 	/* GPT-2 (h=768, a=12, I=4h, dropout): exactly Korthikanti's
 	 * s*b*h*(34 + 5*a*s/h) */
 	o = opts(SP_METHOD_FULL);
@@ -415,6 +419,90 @@ static void double_quant(void **st)
 	assert_within((double)nodq.term[SP_T_WEIGHTS], lin * 4.5 / 8 + (m.params - lin) * 2, 1e-9);
 }
 
+/* --bnb-legacy: bitsandbytes < 0.43.2 keeps the input of every 4-bit linear;
+ * with LoRA on q,v the untargeted ones are o (2q), the MLP input (2h) and
+ * down (2I) per token and layer */
+static void bnb_legacy(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA2_7B;
+	struct sp_plan_opts o = opts(SP_METHOD_QLORA);
+	struct sp_footprint now, old;
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	o.grad_ckpt = false;
+	o.batch = 1;
+	o.seq = 1304;
+	sp_footprint_compute(&m, &o, &now);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &old);
+	double per_layer = 1304.0 * (2 * 4096 + 2 * 4096 + 2 * 11008);
+	assert_within((double)(old.term[SP_T_ACTIVATIONS] - now.term[SP_T_ACTIVATIONS]), 32 * per_layer, 1e-9);
+	assert_within(old.act_layer_bytes - now.act_layer_bytes, per_layer, 1e-9);
+	/* checkpointed: one layer's recompute holds them */
+	o.grad_ckpt = true;
+	sp_footprint_compute(&m, &o, &old);
+	o.bnb_legacy = false;
+	sp_footprint_compute(&m, &o, &now);
+	assert_within((double)(old.term[SP_T_ACTIVATIONS] - now.term[SP_T_ACTIVATIONS]), per_layer, 1e-9);
+	/* every linear targeted: the adapters keep those inputs anyway */
+	o.grad_ckpt = false;
+	o.lora_targets = SP_LT_ALL;
+	sp_footprint_compute(&m, &o, &now);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &old);
+	assert_true(old.term[SP_T_ACTIVATIONS] == now.term[SP_T_ACTIVATIONS]);
+	/* no 4-bit base: nothing */
+	o = opts(SP_METHOD_LORA);
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	sp_footprint_compute(&m, &o, &now);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &old);
+	assert_true(old.term[SP_T_ACTIVATIONS] == now.term[SP_T_ACTIVATIONS]);
+}
+
+/* one norm a layer (Phi-1/2, Falcon-7B: attention and MLP read the same
+ * normed input): no second norm's input and no separate MLP input, 4h a
+ * token less; under --bnb-legacy the MLP's input is the attention's */
+static void one_norm(void **st)
+{
+	(void)st;
+	char err[256];
+	struct sp_model_shape m = { 0 };
+	const char f7[] = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_hidden_layers\":32,"
+			  "\"num_attention_heads\":71,\"multi_query\":true,\"new_decoder_architecture\":false,"
+			  "\"parallel_attn\":true,\"bias\":false,\"vocab_size\":65024}";
+	assert_int_equal(sp_hfconfig_parse(f7, sizeof f7 - 1, "c", &m, err, sizeof err), 0);
+	assert_true(m.one_norm);
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.grad_ckpt = false;
+	o.batch = 1;
+	o.seq = 1000;
+	struct sp_footprint one, two;
+	sp_footprint_compute(&m, &o, &one);
+	struct sp_model_shape m2 = m;
+	m2.one_norm = false;
+	sp_footprint_compute(&m2, &o, &two);
+	assert_within(two.act_layer_bytes - one.act_layer_bytes, 1000.0 * 4 * 4544, 1e-9);
+	/* QLoRA on q,v, bitsandbytes < 0.43.2: o (2q) and fc2 (2I) keep their
+	 * inputs; the MLP's input is the attention's, kept by the adapters */
+	o = opts(SP_METHOD_QLORA);
+	o.grad_ckpt = false;
+	o.batch = 1;
+	o.seq = 1000;
+	o.lora_targets = SP_LT_Q | SP_LT_V;
+	sp_footprint_compute(&m, &o, &two);
+	o.bnb_legacy = true;
+	sp_footprint_compute(&m, &o, &one);
+	assert_within(one.act_layer_bytes - two.act_layer_bytes, 1000.0 * (2 * 4544 + 2 * 4 * 4544), 1e-9);
+	/* Falcon-40B's new decoder has a norm for each */
+	const char f40[] = "{\"model_type\":\"falcon\",\"hidden_size\":8192,\"num_hidden_layers\":60,"
+			   "\"num_attention_heads\":128,\"num_kv_heads\":8,\"new_decoder_architecture\":true,"
+			   "\"parallel_attn\":true,\"bias\":false,\"vocab_size\":65024}";
+	memset(&m, 0, sizeof m);
+	assert_int_equal(sp_hfconfig_parse(f40, sizeof f40 - 1, "c", &m, err, sizeof err), 0);
+	assert_false(m.one_norm);
+}
+
 /* --loss and --offload-activations */
 static void loss_and_offload(void **st)
 {
@@ -523,7 +611,7 @@ int main(void)
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
 		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap),  cmocka_unit_test(double_quant),
-		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms),
+		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy), cmocka_unit_test(one_norm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
