@@ -21,9 +21,9 @@ static const struct sp_cmdspec spec = {
 		 "the memory pool, and prints a summary at the end. Signals (INT, TERM, HUP) sent\n"
 		 "to sparkops are passed to the job.\n"
 		 "\n",
-	.tail = "exit: the job's exit status (128+N when it was killed by signal N; with --ladder the\n"
-		"      last try's), 127 when CMD\n"
-		"      was not found, 126 when it could not be run, 2 usage error\n",
+	.tail = "exit: the job's exit status (128+N when it was killed by signal N; with --ladder\n"
+		"      the last try's), 127 when CMD was not found, 126 when it could not be run,\n"
+		"      2 usage error\n",
 	.stop_at_operand = true, /* the job's own options stay the job's */
 	.help_col = SP_RUNWATCH_HELP_COL,
 };
