@@ -131,6 +131,22 @@ expect_err 'rung 2 \(micro-batch\) done: --per_device_train_batch_size is alread
 grep -q ',event,ladder_stop,"\{0,1\}reason=human tries=[0-9]* rung=3 change=' b.csv
 _report $? "the stop is a ladder_stop row"
 
+# --- the kernel's OOM killer (SIGKILL with the cgroup's oom_kill up) ----------------------------------------------
+cp -r "$FIX/container-v2" "$TMP/cv2"
+chmod -R a+rX "$TMP/cv2"
+rm -f trace
+run env LADDER_TRACE=$W/trace LADDER_MODE=kill LADDER_EVENTS=$TMP/cv2/sys/fs/cgroup/system.slice/train.service/memory.events \
+	$S run --procfs "$TMP/cv2/proc" --sysfs "$TMP/cv2/sys" --interval 1 --quiet --log k.csv --summary k.json $SEQ -- "$CHILD" --max_seq_length 2048
+expect_rc 0 "an OOM kill (no message) is retried"
+jq -e '.ladder_tries[0] | .exit_code == 137 and .ended_by == "oom_kill" and .failure == "kernel_oom_kill"' k.json >/dev/null && [ "$(wc -l <trace)" -ge 2 ]
+_report $? "the OOM-killed try: 137, oom_kill, kernel_oom_kill"
+rm -f trace
+echo "oom_kill 0" >events # not the fixture's: the counter the run reads stays
+run env LADDER_TRACE=$W/trace LADDER_MODE=kill LADDER_EVENTS=$W/events $RUN --log k2.csv --summary k2.json $SEQ -- "$CHILD" --max_seq_length 2048
+expect_rc 137 "a SIGKILL without an OOM kill seen: not retried"
+[ "$(wc -l <trace)" = 1 ]
+_report $? "a plain SIGKILL: one try"
+
 # --- a flag the command lacks: its rung is skipped ------------------------------------------------------------
 rm -f trace
 run env LADDER_TRACE=$W/trace LADDER_FIT_SEQ=0 $RUN --log f.csv --summary f.json --ladder --ladder-seq-flag --max_seq_len -- "$CHILD"
