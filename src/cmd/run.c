@@ -108,15 +108,17 @@ static void ladder_check(const struct sp_engine_opts *o)
 			if (f[i] && f[k] && strcmp(f[i], f[k]) == 0)
 				sp_usage_error("run", "--ladder: '%s' is named for two rungs", f[i]);
 	/* a flag the command does not have: its rung is skipped (said now, and when it comes) */
-	const char *what[3] = { "the sequence-length rung", "the micro-batch rung", "FLAG 2 is added on the batch rung" };
+	const char *what[3] = { "the sequence-length rung", "the micro-batch rung", "the micro-batch rung" };
 	for (int i = 0; i < 3; i++) {
 		long v;
 		int at = f[i] ? sp_retry_flag_find(o->argv, f[i], &v) : 0;
-		if (at == -1)
-			sp_note("ladder: %s is not in the command: %s%s", f[i], what[i], i < 2 ? " will be skipped" : "");
+		if (at == -1 && i < 2)
+			sp_note("ladder: %s is not in the command: %s will be skipped", f[i], what[i]);
+		else if (at == -1)
+			sp_note("ladder: %s is not in the command: '%s 2' is added on the micro-batch rung", f[i], f[i]);
 		else if (at == -2)
 			sp_note("ladder: %s has no whole-number value in the command: %s will be skipped", f[i],
-				i < 2 ? what[i] : "the micro-batch rung");
+				what[i]);
 	}
 }
 

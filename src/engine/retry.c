@@ -29,19 +29,22 @@ int sp_retry_flag_find(char *const *argv, const char *flag, long *value)
 	size_t fl = strlen(flag);
 	int at = -1;
 	const char *val = NULL;
+	if (!argv[0])
+		return -1;
 	for (int i = 1; argv[i]; i++) {
-		if (strcmp(argv[i], flag) == 0) {
-			if (!argv[i + 1]) {
+		const char *arg = argv[i];
+		if (strcmp(arg, flag) == 0) {
+			const char *next = argv[i + 1];
+			if (!next) {
 				at = -2;
-				val = NULL;
 				break;
 			}
 			at = i + 1;
-			val = argv[i + 1];
-			i++;
-		} else if (strncmp(argv[i], flag, fl) == 0 && argv[i][fl] == '=') {
+			val = next;
+			i++; /* the value is not a flag */
+		} else if (strncmp(arg, flag, fl) == 0 && arg[fl] == '=') {
 			at = i;
-			val = argv[i] + fl + 1;
+			val = arg + fl + 1;
 		}
 	}
 	if (at < 0)
@@ -84,7 +87,7 @@ char **sp_retry_argv_set(char *const *argv, const char *flag, long value)
 		out[k++] = p;
 		p += sprintf(p, "%s", flag) + 1;
 		out[k++] = p;
-		p += sprintf(p, "%s", num) + 1;
+		sprintf(p, "%s", num);
 	}
 	out[k] = NULL;
 	return out;
@@ -155,8 +158,7 @@ static int try_batch(const struct sp_retry_cfg *c, struct sp_retry_state *st, ch
 		note(st, p, SAID_BATCH, "rung 2 (micro-batch) done: %s is already 1", c->batch_flag);
 		return 0;
 	}
-	long a = 1;
-	bool have_a = false;
+	long a = 1; /* not in the command: the frameworks' default accumulation */
 	if (c->accum_flag) {
 		int aa = sp_retry_flag_find(argv, c->accum_flag, &a);
 		if (aa == -2) {
@@ -164,9 +166,6 @@ static int try_batch(const struct sp_retry_cfg *c, struct sp_retry_state *st, ch
 			     c->accum_flag);
 			return 0;
 		}
-		have_a = aa >= 0;
-		if (!have_a)
-			a = 1; /* not given: the frameworks' default accumulation */
 		if (a > INT_MAX / 2) {
 			note(st, p, SAID_ACCUM, "rung 2 (micro-batch) skipped: %s %ld cannot be doubled", c->accum_flag, a);
 			return 0;
