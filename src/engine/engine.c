@@ -614,6 +614,24 @@ static void *lg_main(void *arg)
 	return NULL;
 }
 
+/* The guard threads' stack: small, because once mlockall(MCL_FUTURE) is on
+ * (probe/harden.c) the whole stack is locked, and a default 8 MiB stack does
+ * not fit a non-root RLIMIT_MEMLOCK (8 MiB on Debian): pthread_create failed
+ * with EAGAIN and the guard did not run. Their frames are a few KiB. */
+#define GUARD_THREAD_STACK (512 * 1024)
+
+static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int e = pthread_attr_init(&attr);
+	if (e != 0)
+		return e;
+	pthread_attr_setstacksize(&attr, GUARD_THREAD_STACK);
+	e = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return e;
+}
+
 static bool gq_open(struct wl *w)
 {
 	if (w->gq_on)
@@ -649,7 +667,7 @@ static void lg_start(struct wl *w)
 		sp_ready_init(&w->readyx[i], o->ready_re);
 	w->ready_progress = !o->ready_re && !argv_is_server(w->argv);
 	w->l_stop = eventfd(0, EFD_CLOEXEC);
-	if (!gq_open(w) || w->l_stop < 0 || pthread_create(&w->lthread, NULL, lg_main, w) != 0)
+	if (!gq_open(w) || w->l_stop < 0 || thread_start(&w->lthread, lg_main, w) != 0)
 		sp_error("the load guard could not start: %s", strerror(errno));
 	else
 		w->lthread_on = true;
@@ -1111,7 +1129,7 @@ static void guard_start(struct wl *w)
 	sp_guard_init(&w->guard, &o->guard);
 	gq_open(w);
 	w->g_stop = eventfd(0, EFD_CLOEXEC);
-	if (w->g_wake >= 0 && w->g_stop >= 0 && pthread_create(&w->gthread, NULL, guard_main, w) == 0)
+	if (w->g_wake >= 0 && w->g_stop >= 0 && thread_start(&w->gthread, guard_main, w) == 0)
 		w->gthread_on = true;
 	else
 		sp_error("the guard could not start: %s", strerror(errno));

@@ -211,6 +211,8 @@ if [ $ROOT = yes ] && command -v setpriv >/dev/null; then
 	expect_rc 0 "not root, --guard-load: rung 1 evicts the command's files"
 	[ "$(tries trace)" = "seq=2048 seq=2048 seq=1024 seq=512" ] && jq -e '.ladder_tries[1].change == "evict:files=1"' h.json >/dev/null
 	_report $? "not root, --guard-load: 2048, 2048 after evicting, 1024, 512"
+	! grep -q 'could not start' "$ERR" && grep -q '"event":"start"' h.csv.receipts.jsonl
+	_report $? "not root: the load guard's thread starts (a small stack under RLIMIT_MEMLOCK)"
 else
 	skip_case "not root: rung 1 skipped" "needs root and setpriv to become nobody"
 fi
