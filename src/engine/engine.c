@@ -618,7 +618,7 @@ static void *lg_main(void *arg)
  * (probe/harden.c) the whole stack is locked, and a default 8 MiB stack does
  * not fit a non-root RLIMIT_MEMLOCK (8 MiB on Debian): pthread_create failed
  * with EAGAIN and the guard did not run. Their frames are a few KiB. */
-#define GUARD_THREAD_STACK (512 * 1024)
+#define GUARD_THREAD_STACK ((size_t)512 << 10)
 
 static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {
