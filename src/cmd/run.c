@@ -3,10 +3,12 @@
 #include "cmd/cli.h"
 #include "cmd/runwatch.h"
 #include "engine/engine.h"
+#include "util/msg.h"
 #include "util/opt.h"
 
 #include <regex.h>
 #include <stdio.h>
+#include <string.h>
 
 static const struct sp_cmdspec spec = {
 	.name = "run",
@@ -19,8 +21,9 @@ static const struct sp_cmdspec spec = {
 		 "the memory pool, and prints a summary at the end. Signals (INT, TERM, HUP) sent\n"
 		 "to sparkops are passed to the job.\n"
 		 "\n",
-	.tail = "exit: the job's exit status (128+N when it was killed by signal N), 127 when CMD\n"
-		"      was not found, 126 when it could not be run, 2 usage error\n",
+	.tail = "exit: the job's exit status (128+N when it was killed by signal N; with --ladder\n"
+		"      the last try's), 127 when CMD was not found, 126 when it could not be run,\n"
+		"      2 usage error\n",
 	.stop_at_operand = true, /* the job's own options stay the job's */
 	.help_col = SP_RUNWATCH_HELP_COL,
 };
@@ -72,6 +75,53 @@ static const char *opt_ready(void *target, const char *value)
 	return NULL;
 }
 
+/* a flag of the job's, as --ladder-*-flag names it: "-x" or "--name", no '=' */
+static void ladder_flag_check(const char *opt, const char *flag)
+{
+	if (flag && (flag[0] != '-' || !flag[1] || strcmp(flag, "--") == 0 || strchr(flag, '=') || strchr(flag, ' ')))
+		sp_usage_error("run", "--%s '%s' is not a flag of the command (e.g. --max_seq_length, without '=' or a value)",
+			       opt, flag);
+}
+
+/* --ladder and its flags: what makes no sense is a usage error */
+static void ladder_check(const struct sp_engine_opts *o)
+{
+	const struct sp_retry_cfg *c = &o->ladder;
+	bool any = c->seq_flag || c->batch_flag || c->accum_flag || c->max_tries != SP_RETRY_DEFAULT_MAX_TRIES;
+	if (!c->on) {
+		if (any)
+			sp_usage_error("run", "--ladder-seq-flag, --ladder-batch-flag, --ladder-accum-flag and "
+					      "--ladder-max-tries go with --ladder");
+		return;
+	}
+	if (!c->seq_flag && !c->batch_flag)
+		sp_usage_error("run", "--ladder needs --ladder-seq-flag or --ladder-batch-flag (the command's flags "
+				      "that rung 2 halves)");
+	if (c->accum_flag && !c->batch_flag)
+		sp_usage_error("run", "--ladder-accum-flag goes with --ladder-batch-flag (it is doubled as the batch halves)");
+	ladder_flag_check("ladder-seq-flag", c->seq_flag);
+	ladder_flag_check("ladder-batch-flag", c->batch_flag);
+	ladder_flag_check("ladder-accum-flag", c->accum_flag);
+	const char *f[3] = { c->seq_flag, c->batch_flag, c->accum_flag };
+	for (int i = 0; i < 3; i++)
+		for (int k = i + 1; k < 3; k++)
+			if (f[i] && f[k] && strcmp(f[i], f[k]) == 0)
+				sp_usage_error("run", "--ladder: '%s' is named for two rungs", f[i]);
+	/* a flag the command does not have: its rung is skipped (said now, and when it comes) */
+	const char *what[3] = { "the sequence-length rung", "the micro-batch rung", "the micro-batch rung" };
+	for (int i = 0; i < 3; i++) {
+		long v;
+		int at = f[i] ? sp_retry_flag_find(o->argv, f[i], &v) : 0;
+		if (at == -1 && i < 2)
+			sp_note("ladder: %s is not in the command: %s will be skipped", f[i], what[i]);
+		else if (at == -1)
+			sp_note("ladder: %s is not in the command: '%s 2' is added on the micro-batch rung", f[i], f[i]);
+		else if (at == -2)
+			sp_note("ladder: %s has no whole-number value in the command: %s will be skipped", f[i],
+				what[i]);
+	}
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct sp_engine_opts o;
@@ -100,6 +150,23 @@ int cmd_run(int argc, char **argv)
 				"load guard: stop acting after DURATION (default 45m)"),
 		SP_OPT_PATH("guard-stop-file", &o.load_stop_file, "PATH",
 			    "load guard: stop acting once PATH exists"),
+		SP_OPT_GROUP("automatic retry of an out-of-memory failure (the ladder's rungs 1 and 2):"),
+		SP_OPT_FLAG(0, "ladder", &o.ladder.on,
+			    "when the job ends in an OOM, run it again: after a\n"
+			    "flush (root) or eviction (--guard-load), then with\n"
+			    "the sequence length halved, then the micro-batch\n"
+			    "halved and the accumulation doubled; stops at rung 3"),
+		SP_OPT_STRING("ladder-seq-flag", &o.ladder.seq_flag, "FLAG",
+			      "CMD's flag of the sequence/packing length to halve\n"
+			      "(e.g. --max_seq_length; not under 128)"),
+		SP_OPT_STRING("ladder-batch-flag", &o.ladder.batch_flag, "FLAG",
+			      "CMD's flag of the micro-batch to halve\n"
+			      "(e.g. --per_device_train_batch_size)"),
+		SP_OPT_STRING("ladder-accum-flag", &o.ladder.accum_flag, "FLAG",
+			      "CMD's flag of the gradient accumulation to double with\n"
+			      "the batch (added as FLAG 2 when CMD lacks it)"),
+		SP_OPT_INT("ladder-max-tries", &o.ladder.max_tries, "N", 1, SP_RETRY_MAX_TRIES,
+			   "at most N tries in all, the first included (default 5)"),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, opts, argc, argv);
@@ -121,6 +188,7 @@ int cmd_run(int argc, char **argv)
 	if (load_opt && !o.guard_load)
 		sp_usage_error("run", "--guard-floor, --guard-contig-floor, --ready, --guard-deadline and "
 				      "--guard-stop-file go with --guard-load");
+	ladder_check(&o);
 	int rc = sp_engine_run(&o);
 	if (pre.have)
 		regfree(&pre.re);

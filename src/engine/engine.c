@@ -7,6 +7,8 @@
  * is asked for, watches MemFree and PSI on its own short clock: it never waits
  * for the sampler or the GPU read, so a hung driver cannot stop it. */
 #include "engine/engine.h"
+#include "ladder/ladder.h"
+#include "ladder/oomlog.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "probe/evict.h"
@@ -72,6 +74,7 @@ void sp_engine_opts_init(struct sp_engine_opts *o)
 	o->guard.grace_s = SP_GUARD_DEFAULT_GRACE_S;
 	o->reserve = SP_DEFAULT_RESERVE;
 	o->load_deadline_s = SP_LG_DEFAULT_DEADLINE_S;
+	o->ladder.max_tries = SP_RETRY_DEFAULT_MAX_TRIES;
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -90,6 +93,18 @@ struct wl_metrics {
  * sample, the trees and the relay's buffer are big), passed by pointer to
  * every function here and to the guard thread. */
 #define GQ_MAX 32
+/* run --ladder: one try of the series */
+struct wl_try {
+	int rung;            /* 0: the command as given; 1, 2 */
+	char change[200];    /* retry.h's word: "none", "flush", "--max_seq_length:2048->1024" ... */
+	json_t *argv;        /* the command, an array of strings */
+	char cmd[512];       /* the same, words (for people and the log) */
+	int exit_code;       /* -1 while it runs */
+	char ended_by[16];   /* exit, signal, oom_kill, guard */
+	char failure[32];    /* the OOM kind key; "not_oom"; "" none (it succeeded) */
+	double seconds;
+};
+
 struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
 	const struct sp_engine_opts *o;
 	struct sp_csvlog log;
@@ -157,6 +172,21 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	bool interrupted;      /* run: a signal came (passed to the job) */
 	int status, stop_sig;
 	char buf[65536];      /* the relay's copy of the job's output */
+	/* the end of the (current) try: taken once */
+	bool end_sampled, end_done;
+	int end_code;
+	/* run --ladder (engine/retry.h) */
+	char **argv;           /* the current try's command: o->argv, or owned_argv */
+	char **owned_argv;
+	struct sp_oomlog *oom; /* [2]: the job's stdout and stderr classified; NULL without --ladder */
+	struct sp_retry_state rst;
+	int ntries;
+	struct wl_try tries[SP_RETRY_MAX_TRIES];
+	double try_t0;
+	char stop_reason[24];  /* why the series stopped: succeeded, not_oom, interrupted, guard, human, max_tries */
+	int stop_rung;         /* the rung it stopped at (human, max_tries), 0 none */
+	char stop_change[2048];
+	bool lg_append;        /* the load guard's receipts: appended from the second try on */
 };
 
 /* ---- the log --------------------------------------------------------------------- */
@@ -584,6 +614,24 @@ static void *lg_main(void *arg)
 	return NULL;
 }
 
+/* The guard threads' stack: small, because once mlockall(MCL_FUTURE) is on
+ * (probe/harden.c) the whole stack is locked, and a default 8 MiB stack does
+ * not fit a non-root RLIMIT_MEMLOCK (8 MiB on Debian): pthread_create failed
+ * with EAGAIN and the guard did not run. Their frames are a few KiB. */
+#define GUARD_THREAD_STACK ((size_t)512 << 10)
+
+static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int e = pthread_attr_init(&attr);
+	if (e != 0)
+		return e;
+	pthread_attr_setstacksize(&attr, GUARD_THREAD_STACK);
+	e = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return e;
+}
+
 static bool gq_open(struct wl *w)
 {
 	if (w->gq_on)
@@ -610,16 +658,16 @@ static void lg_start(struct wl *w)
 	if (!o->guard_load || !o->argv)
 		return;
 	snprintf(w->receipts, sizeof w->receipts, "%s.receipts.jsonl", w->logname);
-	int fd = open(w->receipts, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(w->receipts, O_WRONLY | O_CREAT | (w->lg_append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644);
 	if (fd < 0)
 		sp_warn("load guard: '%s': %s; acting without receipts", w->receipts, strerror(errno));
 	else
 		close(fd);
 	for (int i = 0; i < 2; i++)
 		sp_ready_init(&w->readyx[i], o->ready_re);
-	w->ready_progress = !o->ready_re && !argv_is_server(o->argv);
+	w->ready_progress = !o->ready_re && !argv_is_server(w->argv);
 	w->l_stop = eventfd(0, EFD_CLOEXEC);
-	if (!gq_open(w) || w->l_stop < 0 || pthread_create(&w->lthread, NULL, lg_main, w) != 0)
+	if (!gq_open(w) || w->l_stop < 0 || thread_start(&w->lthread, lg_main, w) != 0)
 		sp_error("the load guard could not start: %s", strerror(errno));
 	else
 		w->lthread_on = true;
@@ -841,8 +889,8 @@ static void stat_publish(struct wl *w)
 	sp_jobstat_clear(&j);
 	j.pid = (int)getpid();
 	snprintf(j.mode, sizeof j.mode, "%s", w->o->argv ? "run" : "watch");
-	if (w->o->argv)
-		cmd_words(j.command, sizeof j.command, w->o->argv);
+	if (w->argv)
+		cmd_words(j.command, sizeof j.command, w->argv);
 	j.job_pid = (int)w->root;
 	j.started_unix = w->start_unix;
 	j.updated_unix = sp_wall_now();
@@ -932,6 +980,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 {
 	memset(w, 0, sizeof *w);
 	w->o = o;
+	w->argv = o->argv;
 	w->rate = NAN;
 	w->g_wake = w->g_stop = w->l_stop = -1;
 	atomic_init(&w->ready, false);
@@ -991,9 +1040,9 @@ static int job_start(struct wl *w)
 		/* orphans of the job (a daemonised helper) come back to us, so the
 		 * tree, its memory and the guard still cover them */
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-		int e = sp_child_spawn(&w->child, o->argv, &w->orig);
+		int e = sp_child_spawn(&w->child, w->argv, &w->orig);
 		if (e < 0) {
-			sp_error("'%s': %s", o->argv[0], e == -ENOENT ? "command not found" : strerror(-e));
+			sp_error("'%s': %s", w->argv[0], e == -ENOENT ? "command not found" : strerror(-e));
 			return e == -ENOENT ? 127 : 126;
 		}
 		w->have_child = true;
@@ -1080,7 +1129,7 @@ static void guard_start(struct wl *w)
 	sp_guard_init(&w->guard, &o->guard);
 	gq_open(w);
 	w->g_stop = eventfd(0, EFD_CLOEXEC);
-	if (w->g_wake >= 0 && w->g_stop >= 0 && pthread_create(&w->gthread, NULL, guard_main, w) == 0)
+	if (w->g_wake >= 0 && w->g_stop >= 0 && thread_start(&w->gthread, guard_main, w) == 0)
 		w->gthread_on = true;
 	else
 		sp_error("the guard could not start: %s", strerror(errno));
@@ -1169,6 +1218,8 @@ static void on_relay(struct wl *w, int i)
 	if (n > 0) {
 		sp_progress_set_time(&w->prog[i], sp_mono_now());
 		sp_progress_feed(&w->prog[i], w->buf, (size_t)n);
+		if (w->oom)
+			sp_oomlog_feed(&w->oom[i], w->buf, (size_t)n); /* run --ladder: was it an OOM? */
 		/* run --guard-load: the job's output against the readiness lines */
 		if (w->lthread_on && !atomic_load(&w->ready)) {
 			if (sp_ready_feed(&w->readyx[i], w->buf, (size_t)n)) {
@@ -1385,6 +1436,28 @@ static void guard_end(struct wl *w)
 	guard_drain(w); /* the thread never blocks holding the queue's lock */
 }
 
+/* How the job ended: its exit code, and by what (exit, signal, oom_kill,
+ * guard). Reads the last sample (the cgroup's OOM-kill counter). */
+static int job_end_how(struct wl *w, const char **by)
+{
+	int status = w->status;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	*by = "exit";
+	if (WIFSIGNALED(status)) {
+		*by = "signal";
+		/* the cgroup's counter rose, or the kernel's own word where we may
+		 * read it (not in a fixture run) */
+		bool cg_oom = w->oom_first_ok && sp_ok(w->sample.cg.oom_kill.why) &&
+			      w->sample.cg.oom_kill.v > w->oom_kill_first;
+		if (WTERMSIG(status) == SIGKILL &&
+		    (cg_oom || (!sp_paths_is_fixture() && sp_kmsg_check_oom(w->child.pid) == 1)))
+			*by = "oom_kill";
+	}
+	if (atomic_load(&w->guard_stopped))
+		*by = "guard";
+	return code;
+}
+
 /* The log's last row: how the job ended (run: returns its exit code) or
  * why the watch stopped (returns 0). */
 static int end_event(struct wl *w)
@@ -1397,26 +1470,18 @@ static int end_event(struct wl *w)
 		sp_attr_detail(&w->attr, d, sizeof d);
 		emit_event(w, SP_EV_EPISODE_UPDATE, d);
 	}
+	if (w->end_done)
+		return w->end_code;
 	if (w->have_child) {
-		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		const char *by = "exit";
-		if (WIFSIGNALED(status)) {
-			by = "signal";
-			/* the cgroup's counter rose, or the kernel's own word where we may
-			 * read it (not in a fixture run) */
-			bool cg_oom = w->oom_first_ok && sp_ok(w->sample.cg.oom_kill.why) &&
-				      w->sample.cg.oom_kill.v > w->oom_kill_first;
-			if (WTERMSIG(status) == SIGKILL &&
-			    (cg_oom || (!sp_paths_is_fixture() && sp_kmsg_check_oom(w->child.pid) == 1)))
-				by = "oom_kill";
-		}
-		if (atomic_load(&w->guard_stopped))
-			by = "guard";
+		const char *by;
+		int code = job_end_how(w, &by);
 		if (WIFSIGNALED(status))
 			snprintf(d, sizeof d, "ended_by=%s exit_code=%d signal=%d", by, code, WTERMSIG(status));
 		else
 			snprintf(d, sizeof d, "ended_by=%s exit_code=%d", by, code);
 		emit_event(w, SP_EV_EXIT, d);
+		w->end_done = true;
+		w->end_code = code;
 		return code;
 	}
 	if (o->pid > 0 && w->job_done)
@@ -1431,12 +1496,365 @@ static int end_event(struct wl *w)
 	return 0;
 }
 
+/* ---- run --ladder: the automatic retry (engine/retry.h, docs/run.md "Automatic retry") ------ */
+
+#define SP_EV_LADDER_TRY "ladder_try"   /* detail: try=N rung=R change=C pid=P cmd=WORDS */
+#define SP_EV_LADDER_SKIP "ladder_skip" /* detail: text: a rung skipped and why */
+#define SP_EV_LADDER_STOP "ladder_stop" /* detail: reason=R tries=N [rung=R change=TEXT] */
+#define LADDER_MIN_FLUSH (1ULL << 30)   /* rung 1 by flush is skipped when the page cache holds less */
+
+/* A try starts: its row in the log, its line on stderr, its record. */
+static void ladder_try_begin(struct wl *w, int rung, const char *change)
+{
+	struct wl_try *t = &w->tries[w->ntries++];
+	memset(t, 0, sizeof *t);
+	t->rung = rung;
+	t->exit_code = -1;
+	snprintf(t->change, sizeof t->change, "%s", change);
+	t->argv = json_array();
+	for (int i = 0; w->argv[i]; i++)
+		json_array_append_new(t->argv, sp_json_text(w->argv[i]));
+	cmd_words(t->cmd, sizeof t->cmd, w->argv);
+	w->try_t0 = sp_mono_now();
+	char d[256];
+	snprintf(d, sizeof d, "try=%d rung=%d change=%s pid=%d cmd=%s", w->ntries, rung, change, (int)w->child.pid, t->cmd);
+	emit_event(w, SP_EV_LADDER_TRY, d);
+	if (w->ntries > 1)
+		sp_note("ladder: try %d of at most %d, rung %d (%s): %s", w->ntries, w->o->ladder.max_tries, rung, change,
+			t->cmd);
+}
+
+static void ladder_stop(struct wl *w, const char *reason, int rung, const char *change)
+{
+	char d[256];
+	snprintf(w->stop_reason, sizeof w->stop_reason, "%s", reason);
+	w->stop_rung = rung;
+	snprintf(w->stop_change, sizeof w->stop_change, "%s", change ? change : "");
+	if (rung)
+		snprintf(d, sizeof d, "reason=%s tries=%d rung=%d change=%s", reason, w->ntries, rung, change ? change : "");
+	else
+		snprintf(d, sizeof d, "reason=%s tries=%d", reason, w->ntries);
+	emit_event(w, SP_EV_LADDER_STOP, d);
+}
+
+/* Why rung 1 cannot be done here, or NULL when it can. */
+static const char *rung1_why_not(struct wl *w)
+{
+	static char why[200];
+	if (geteuid() == 0) {
+		const struct sp_meminfo *m = &w->sample.mem;
+		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED) &&
+		    m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED] < LADDER_MIN_FLUSH) {
+			char a[32];
+			snprintf(why, sizeof why, "the page cache holds only %s: a flush would give back too little for a rerun",
+				 sp_fmt_gib(a, sizeof a, (double)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED])));
+			return why;
+		}
+		return NULL;
+	}
+	if (w->o->guard_load)
+		return NULL;
+	return "not root (the page cache flush needs root), and without --guard-load no eviction of the job's own files";
+}
+
+/* Rung 1: as root the page-cache flush; without root (with --guard-load) the
+ * page cache of the user's own files the command names (a model folder, a
+ * data file), as the load guard evicts the job's own files. NULL when done,
+ * else why not. */
+static const char *rung1_do(struct wl *w, char *change, size_t n)
+{
+	static char why[300];
+	char a[32], b[32];
+	if (geteuid() == 0) {
+		struct sp_flush_result r;
+		int e = sp_flush_page_cache(&r);
+		if (e < 0) {
+			snprintf(why, sizeof why, "the page cache flush failed: '%.200s': %s", r.path, strerror(-e));
+			return why;
+		}
+		sp_note("ladder: rung 1: flushed the page cache: %s freed, %s free now",
+			sp_fmt_gib(a, sizeof a, (double)r.freed_bytes), sp_fmt_gib(b, sizeof b, (double)r.after.v[SP_MI_FREE]));
+		snprintf(change, n, "flush:freed_bytes=%llu", (unsigned long long)r.freed_bytes);
+		return NULL;
+	}
+	struct sp_evict *ev = malloc(sizeof *ev);
+	if (!ev)
+		return "out of memory";
+	sp_evict_init(ev, false);
+	for (int i = 1; w->argv[i]; i++) {
+		const char *p = w->argv[i];
+		const char *eq = p[0] == '-' ? strchr(p, '=') : NULL;
+		if (eq)
+			p = eq + 1; /* --model=/path */
+		struct stat st;
+		if (p[0] && strcmp(p, "/") != 0 && stat(p, &st) == 0)
+			sp_evict_path(ev, p);
+	}
+	long files = ev->files;
+	uint64_t before = ev->resident_before, after = ev->resident_after;
+	free(ev);
+	if (files == 0) {
+		snprintf(why, sizeof why, "not root, and none of the files the command names is the user's to evict");
+		return why;
+	}
+	sp_note("ladder: rung 1: evicted the page cache of %ld of the command's files: %s -> %s resident", files,
+		sp_fmt_gib(a, sizeof a, (double)before), sp_fmt_gib(b, sizeof b, (double)after));
+	snprintf(change, n, "evict:files=%ld", files);
+	return NULL;
+}
+
+/* The failure of the try that just ended: the classifier's kind over the
+ * job's stdout and stderr, or the kernel's OOM kill; SP_OOM_UNKNOWN when it
+ * was not an OOM. */
+static enum sp_oom_kind ladder_kind(struct wl *w, const char *by, int code, enum sp_oom_phase *phase)
+{
+	enum sp_oom_kind k = SP_OOM_UNKNOWN;
+	*phase = SP_PHASE_UNKNOWN;
+	for (int i = 0; i < 2; i++) {
+		sp_oomlog_finish(&w->oom[i]);
+		if (w->oom[i].kind > k) {
+			k = w->oom[i].kind;
+			*phase = w->oom[i].phase;
+		}
+	}
+	/* "Killed" alone is an OOM only when the job did die of SIGKILL (137) */
+	if (k == SP_OOM_SIGKILL && code != 137)
+		k = SP_OOM_UNKNOWN;
+	if (strcmp(by, "oom_kill") == 0 && k < SP_OOM_KERNEL)
+		k = SP_OOM_KERNEL;
+	return k;
+}
+
+/* What a person does next (rung 3), for the job as the log shows it. */
+static void ladder_human(struct wl *w, enum sp_oom_kind kind, enum sp_oom_phase phase, char *out, size_t n)
+{
+	const struct sp_engine_opts *o = w->o;
+	struct sp_job_facts f;
+	memset(&f, 0, sizeof f);
+	f.kind = kind;
+	f.phase = phase;
+	const struct sp_oomlog *l = w->oom[1].kind >= w->oom[0].kind ? &w->oom[1] : &w->oom[0];
+	f.batch_per_device = l->batch_per_device;
+	f.grad_accum = l->grad_accum;
+	f.seq_len = l->seq_len;
+	long v;
+	if (o->ladder.batch_flag && sp_retry_flag_find(w->argv, o->ladder.batch_flag, &v) >= 0)
+		f.batch_per_device = (uint64_t)v;
+	if (o->ladder.accum_flag && sp_retry_flag_find(w->argv, o->ladder.accum_flag, &v) >= 0)
+		f.grad_accum = (uint64_t)v;
+	if (o->ladder.seq_flag && sp_retry_flag_find(w->argv, o->ladder.seq_flag, &v) >= 0)
+		f.seq_len = (uint64_t)v;
+	f.reclaimable.why = f.budget_now.why = f.budget_after_flush.why = f.total.why = SP_MISSING;
+	char change[1536];
+	sp_ladder_change(3, &f, change, sizeof change);
+	snprintf(out, n, "%s: %s", sp_ladder_rung_title_for(3, &f), change);
+}
+
+/* Start the next try with w->argv: the per-try state reset, the job spawned.
+ * false: it could not start (said; the exit code is set). */
+static bool ladder_spawn(struct wl *w, int rung, const char *change)
+{
+	const struct sp_engine_opts *o = w->o;
+	for (int i = 0; i < 2; i++)
+		if (w->child.prog_fd[i] >= 0) {
+			close(w->child.prog_fd[i]);
+			w->child.prog_fd[i] = -1;
+		}
+	lg_end(w);
+	w->job_done = false;
+	w->status = 0;
+	w->end_sampled = w->end_done = false;
+	atomic_store(&w->ready, false);
+	w->ready_what[0] = 0;
+	for (int i = 0; i < 2; i++) {
+		sp_oomlog_init(&w->oom[i]);
+		sp_progress_init(&w->prog[i], o->progress_re);
+		w->prog_seen[i] = 0;
+	}
+	sp_attr_init(&w->attr, o->baseline_window_s, o->slowdown_pct);
+	w->rate = NAN;
+	w->unit[0] = 0;
+	w->rate_fresh = false;
+	/* the cgroup's OOM kills are counted from here */
+	w->oom_first_ok = sp_ok(w->sample.cg.oom_kill.why);
+	w->oom_kill_first = w->sample.cg.oom_kill.v;
+	int rc = job_start(w);
+	if (rc) {
+		w->end_done = true;
+		w->end_code = rc;
+		ladder_stop(w, "not_started", 0, NULL);
+		return false;
+	}
+	ladder_try_begin(w, rung, change);
+	w->lg_append = true;
+	lg_start(w);
+	w->next = sp_mono_now();
+	return true;
+}
+
+static void ladder_notes(struct wl *w, const struct sp_retry_plan *p)
+{
+	for (int i = 0; i < p->nnotes; i++) {
+		sp_note("ladder: %s", p->notes[i]);
+		emit_event(w, SP_EV_LADDER_SKIP, p->notes[i]);
+	}
+}
+
+/* After a try ended: true when the next try started. */
+static bool ladder_after(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	if (!w->oom || !w->have_child || !w->job_done || w->ntries == 0)
+		return false;
+	on_signals(w); /* a Ctrl-C that came as the try ended stops the series too */
+	take_sample(w);
+	w->end_sampled = true;
+	const char *by;
+	int code = job_end_how(w, &by);
+	enum sp_oom_phase phase;
+	enum sp_oom_kind kind = ladder_kind(w, by, code, &phase);
+	struct wl_try *t = &w->tries[w->ntries - 1];
+	t->exit_code = code;
+	snprintf(t->ended_by, sizeof t->ended_by, "%s", by);
+	snprintf(t->failure, sizeof t->failure, "%s", code == 0 ? "" : kind == SP_OOM_UNKNOWN ? "not_oom" : sp_oom_kind_key(kind));
+	t->seconds = w->t_done - w->try_t0;
+	if (code == 0) {
+		if (w->ntries > 1)
+			sp_note("ladder: try %d succeeded (%s)", w->ntries, t->change);
+		ladder_stop(w, "succeeded", 0, NULL);
+		return false;
+	}
+	if (w->interrupted) {
+		sp_note("ladder: interrupted: no further try");
+		ladder_stop(w, "interrupted", 0, NULL);
+		return false;
+	}
+	if (strcmp(by, "guard") == 0) {
+		sp_note("ladder: the guard stopped the job: not retried");
+		ladder_stop(w, "guard", 0, NULL);
+		return false;
+	}
+	if (kind == SP_OOM_UNKNOWN) {
+		sp_note("ladder: exit %d is not an out-of-memory failure: not retried", code);
+		ladder_stop(w, "not_oom", 0, NULL);
+		return false;
+	}
+	sp_note("ladder: try %d ran out of memory (%s, exit %d)", w->ntries, sp_oom_kind_text(kind), code);
+	const char *why1 = rung1_why_not(w);
+	char change[256];
+	struct sp_retry_plan p;
+	for (;;) {
+		if (sp_retry_next(&o->ladder, &w->rst, w->argv, why1, &p) < 0) {
+			sp_error("ladder: out of memory");
+			ladder_stop(w, "error", 0, NULL);
+			return false;
+		}
+		ladder_notes(w, &p);
+		if (p.step == SP_RS_HUMAN) {
+			char h[2048];
+			ladder_human(w, kind, phase, h, sizeof h);
+			sp_warn("ladder: no automatic rung is left after %d tr%s; rung 3 needs a person: %s", w->ntries,
+				w->ntries == 1 ? "y" : "ies", h);
+			sp_note("ladder: the last command was: %s", t->cmd);
+			ladder_stop(w, "human", 3, h);
+			return false;
+		}
+		if (w->ntries >= o->ladder.max_tries) {
+			char nx[400];
+			snprintf(nx, sizeof nx, "%s%s", p.step == SP_RS_RUNG1 ? "rerun unchanged after " : "",
+				 p.step == SP_RS_RUNG1 ? (geteuid() == 0 ? "a page cache flush" : "evicting the command's files")
+						       : p.change);
+			sp_warn("ladder: --ladder-max-tries %d reached; the next would have been rung %d: %s", o->ladder.max_tries,
+				p.rung, nx);
+			ladder_stop(w, "max_tries", p.rung, nx);
+			free(p.argv);
+			return false;
+		}
+		if (p.step != SP_RS_RUNG1)
+			break;
+		/* a Ctrl-C before the flush: nothing more is done */
+		on_signals(w);
+		if (w->interrupted)
+			break;
+		const char *no = rung1_do(w, change, sizeof change);
+		if (!no)
+			break;
+		why1 = no; /* rung 1 failed: said as skipped, on to rung 2 */
+		w->rst.rung1_done = false;
+	}
+	end_event(w); /* this try's exit row */
+	on_signals(w);
+	if (w->interrupted) {
+		free(p.argv);
+		sp_note("ladder: interrupted: no further try");
+		ladder_stop(w, "interrupted", 0, NULL);
+		return false;
+	}
+	if (p.step != SP_RS_RUNG1) {
+		snprintf(change, sizeof change, "%s", p.change);
+		free(w->owned_argv);
+		w->owned_argv = w->argv = p.argv;
+	}
+	return ladder_spawn(w, p.rung, change);
+}
+
+/* --summary: the tries and how the series stopped */
+static void ladder_json(struct wl *w, json_t *j)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < w->ntries; i++) {
+		const struct wl_try *t = &w->tries[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "try", json_integer(i + 1));
+		json_object_set_new(o, "rung", json_integer(t->rung));
+		json_object_set_new(o, "change", json_string(t->change));
+		json_object_set_new(o, "argv", json_incref(t->argv));
+		json_object_set_new(o, "command", sp_json_text(t->cmd));
+		json_object_set_new(o, "exit_code", t->exit_code >= 0 ? json_integer(t->exit_code) : json_null());
+		json_object_set_new(o, "ended_by", t->ended_by[0] ? json_string(t->ended_by) : json_null());
+		json_object_set_new(o, "failure", t->failure[0] ? json_string(t->failure) : json_null());
+		json_object_set_new(o, "seconds", t->exit_code >= 0 ? json_real(round(t->seconds * 1000) / 1000) : json_null());
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(j, "ladder_tries", a);
+	json_t *s = json_object();
+	json_object_set_new(s, "reason", w->stop_reason[0] ? json_string(w->stop_reason) : json_null());
+	json_object_set_new(s, "rung", w->stop_rung ? json_integer(w->stop_rung) : json_null());
+	json_object_set_new(s, "change", w->stop_change[0] ? sp_json_text(w->stop_change) : json_null());
+	json_object_set_new(j, "ladder_stop", s);
+}
+
+static void ladder_print(struct wl *w, FILE *f)
+{
+	for (int i = 0; i < w->ntries; i++) {
+		const struct wl_try *t = &w->tries[i];
+		fprintf(f, "  ladder try %-2d rung %d %-28s ", i + 1, t->rung, t->change);
+		if (t->exit_code >= 0)
+			fprintf(f, "exit %d%s%s, %.1fs: %s\n", t->exit_code, t->failure[0] ? " " : "", t->failure, t->seconds,
+				t->cmd);
+		else
+			fprintf(f, "did not end: %s\n", t->cmd);
+	}
+	if (w->stop_reason[0])
+		fprintf(f, "  ladder        stopped: %s%s%s\n", w->stop_reason, w->stop_change[0] ? ": " : "", w->stop_change);
+}
+
+static void ladder_free(struct wl *w)
+{
+	for (int i = 0; i < w->ntries; i++)
+		json_decref(w->tries[i].argv);
+	free(w->owned_argv);
+	free(w->oom);
+}
+
 /* --summary FILE: the summary as JSON. 0, or -1 when it could not be
  * written (said). */
 static int summary_write(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;
 	json_t *j = sp_summary_json(&w->sum);
+	if (w->oom)
+		ladder_json(w, j);
 	char *txt = sp_json_format(j);
 	json_decref(j);
 	/* one write, with a trailing newline for people who cat it; a device,
@@ -1467,7 +1885,7 @@ static int engine_finish(struct wl *w)
 	follow_turn(w);
 	for (int i = 0; i < 2; i++)
 		sp_progress_flush(&w->prog[i]);
-	if (!w->counted)
+	if (!w->counted && !w->end_sampled)
 		take_sample(w); /* the state at the end */
 	int rc = end_event(w);
 	if (w->srv) {
@@ -1482,6 +1900,8 @@ static int engine_finish(struct wl *w)
 	sp_csvlog_close(&w->log);
 	fflush(stdout);
 	sp_summary_print(stderr, &w->sum);
+	if (w->oom)
+		ladder_print(w, stderr);
 	fflush(stderr);
 	if (w->o->summary_path && summary_write(w) < 0 && !w->have_child)
 		rc = SP_EXIT_IO;
@@ -1519,13 +1939,27 @@ int sp_engine_run(const struct sp_engine_opts *o)
 	if (!w)
 		return sp_error("out of memory"), SP_EXIT_TROUBLE;
 	engine_init(w, o);
+	if (o->ladder.on && o->argv) {
+		w->oom = calloc(2, sizeof *w->oom);
+		if (!w->oom) {
+			free(w);
+			return sp_error("out of memory"), SP_EXIT_TROUBLE;
+		}
+		sp_oomlog_init(&w->oom[0]);
+		sp_oomlog_init(&w->oom[1]);
+	}
 	int rc = engine_start(w);
 	if (rc == 0) {
-		while (loop_turn(w))
-			;
+		if (w->oom)
+			ladder_try_begin(w, 0, "none");
+		do {
+			while (loop_turn(w))
+				;
+		} while (ladder_after(w));
 		rc = engine_finish(w);
 		engine_close(w);
 	}
+	ladder_free(w);
 	if (w->gthread_stuck)
 		return rc; /* the blocked guard thread still holds w: kept until the process exits */
 	pthread_mutex_destroy(&w->metrics.lock);

@@ -11,10 +11,13 @@
  *
  * With argv, the engine starts the job (watch/child.c) and its exit status
  * is the exit code; without, it watches the machine (and --pid's process)
- * until a signal, --duration, --count or the process's end. Messages go
+ * until a signal, --duration, --count or the process's end. With
+ * o.ladder.on (run --ladder) a job that ends in an OOM is run again down the
+ * ladder's rungs (engine/retry.h), in the same log. Messages go
  * to stderr through util/msg.h; the engine never parses options. */
 #ifndef SP_WATCH_ENGINE_H
 #define SP_WATCH_ENGINE_H
+#include "engine/retry.h"
 #include "watch/guard.h"
 #include "watch/loadguard.h"
 
@@ -43,6 +46,7 @@ struct sp_engine_opts {
 	const char *load_stop_file; /* --guard-stop-file */
 	/* run */
 	char **argv;              /* the job; NULL for watch */
+	struct sp_retry_cfg ladder; /* run --ladder: retry an OOM down the ladder (docs/run.md "Automatic retry") */
 	/* watch */
 	pid_t pid;                /* --pid, 0 none */
 	double duration_s;        /* --duration, 0 none */
