@@ -75,6 +75,8 @@ static void job_facts(const struct sp_ladder_in *in, const struct sp_job_facts *
 		f->two_sparks = planned->two_sparks;
 		f->two_sparks_strategy = planned->two_sparks_strategy;
 		f->two_sparks_need = planned->two_sparks_need;
+		if (!f->model && planned->model && planned->model[0])
+			f->model = planned->model; /* the log did not name it: the plan's model */
 	}
 }
 

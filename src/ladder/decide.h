@@ -72,7 +72,8 @@ struct sp_ladder_decision {
 void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *d);
 /* The same, with what the planner said for rung 4 (ladder --plan): planned's
  * smaller_model, smaller_need, two_sparks, two_sparks_strategy and
- * two_sparks_need go into the facts (NULL: not planned). */
+ * two_sparks_need go into the facts, and its model where the log names none
+ * (NULL: not planned). */
 void sp_ladder_decide_planned(const struct sp_ladder_in *in, const struct sp_job_facts *planned,
 			      struct sp_ladder_decision *d);
 #endif
