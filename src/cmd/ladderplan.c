@@ -218,17 +218,17 @@ int sp_ladder_plan_run(struct sp_ladder_plan *lp, const struct sp_sample *s, int
 			o.batch = p.batch / 2;
 			st = plan_add(lp, m, &o, lp->budget,
 				      p.method == SP_METHOD_INFER ? "half the concurrent sequences"
-								  : "the micro-batch halved (double the accumulation: "
-								    "the effective batch stays)");
+								  : "the micro-batch halved; double the accumulation to "
+								    "keep the effective batch");
 			snprintf(st->change, sizeof st->change, "--batch %d", o.batch);
 		} else if (!p.grad_ckpt && p.method != SP_METHOD_INFER) {
 			o.grad_ckpt = true;
 			st = plan_add(lp, m, &o, lp->budget, "the micro-batch is 1: gradient checkpointing on");
 			snprintf(st->change, sizeof st->change, "--grad-ckpt");
 		}
-		if (lp->nsteps == 2 && p.seq >= 128 && p.batch >= 2) {
+		if (lp->nsteps == 2 && p.seq >= 128 && p.batch >= 2 && !lp->steps[0].fits && !lp->steps[1].fits) {
 			o.seq = p.seq / 2;
-			st = plan_add(lp, m, &o, lp->budget, "both");
+			st = plan_add(lp, m, &o, lp->budget, "both halved");
 			snprintf(st->change, sizeof st->change, "--seq %d --batch %d", o.seq, o.batch);
 		}
 		break;
