@@ -272,7 +272,10 @@ static json_t *figures_json(const struct view *v)
 	json_object_set_new(o, "total_capacity_bytes", u64_json(f->total));
 	json_object_set_new(o, "free_bytes", u64_json(f->free));
 	json_object_set_new(o, "reserved_unallocated_bytes", u64_json(f->reserved_unalloc));
-	/* the KV cache figures are facts of the log, whatever decided the failure */
+	/* the KV cache figures are facts of a server's log, whatever decided the
+	 * failure (a training log has none) */
+	if (sp_ladder_family_of(v->d->kind, v->d->facts.engine) == SP_FAMILY_TRAINING)
+		all = &none;
 	json_object_set_new(o, "kv_cache_needed_bytes", u64_json(all->kv_needed));
 	json_object_set_new(o, "kv_cache_available_bytes", u64_json(all->kv_available));
 	return o;
@@ -449,7 +452,7 @@ static void print_figures(const struct sp_oom_figures *f)
 }
 
 /* what else the log says about the job, on one line ("" when nothing) */
-static void print_log_facts(const struct sp_oomlog *log)
+static void print_log_facts(const struct sp_oomlog *log, bool server)
 {
 	char line[1024] = "", g1[32], g2[32];
 	size_t o = 0;
@@ -473,11 +476,11 @@ static void print_log_facts(const struct sp_oomlog *log)
 		ADD("%sestimated max length %llu", o ? ", " : "", (unsigned long long)log->est_max_model_len);
 	if (log->max_num_seqs)
 		ADD("%smax_num_seqs %llu", o ? ", " : "", (unsigned long long)log->max_num_seqs);
-	if (sp_ok(log->fig.kv_needed.why) && sp_ok(log->fig.kv_available.why))
+	if (server && sp_ok(log->fig.kv_needed.why) && sp_ok(log->fig.kv_available.why))
 		ADD("%sKV cache %s needed, %s%s available", o ? ", " : "",
 		    sp_fmt_gib(g1, sizeof g1, (double)log->fig.kv_needed.v), log->kv_negative ? "negative (" : "",
 		    log->kv_negative ? "none)" : sp_fmt_gib(g2, sizeof g2, (double)log->fig.kv_available.v));
-	else if (log->kv_negative)
+	else if (server && log->kv_negative)
 		ADD("%sKV cache memory negative", o ? ", " : "");
 #undef ADD
 	if (o)
@@ -504,7 +507,7 @@ static void print_failure(const struct view *v)
 	if (d->figures && v->log)
 		print_figures(&v->log->fig);
 	if (v->log)
-		print_log_facts(v->log);
+		print_log_facts(v->log, sp_ladder_family_of(d->kind, d->facts.engine) != SP_FAMILY_TRAINING);
 }
 
 static void print_live(const struct style *y, const struct view *v)

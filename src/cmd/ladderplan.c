@@ -71,6 +71,9 @@ int sp_ladder_plan_parse(const char *line)
 	const char *bad = split_words(line, &plan_words);
 	if (bad)
 		sp_usage_error("ladder", "--plan '%s' %s", line, bad);
+	for (int i = 1; i < plan_words.argc; i++)
+		if (strncmp(plan_words.argv[i], "--procfs", 8) == 0 || strncmp(plan_words.argv[i], "--sysfs", 7) == 0)
+			sp_usage_error("ladder", "--plan: give %s to ladder itself, not inside the plan", plan_words.argv[i]);
 	sp_plan_args_init(&plan_a);
 	if (sp_plan_args_parse(plan_words.argc, plan_words.argv, &plan_a) < 0)
 		return -1;
