@@ -518,7 +518,7 @@ static void print_live(const struct style *y, const struct view *v)
 	if (sp_ok(s->budget.now.why)) {
 		printf("  %-10s %s for a new job now", "live", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
 		if (v->before)
-			printf(" (read after the flush; before it: %s)",
+			printf(" (read after the %s; before it: %s)", v->flush ? "flush" : "eviction",
 			       sp_ok(v->before->budget.now.why) ? sp_fmt_gib(g2, sizeof g2, (double)v->before->budget.now.v)
 								: "unknown");
 		else if (sp_ok(s->budget.reclaimable.why))
@@ -690,7 +690,7 @@ static void planned_facts(const struct sp_ladder_plan *lp, struct sp_job_facts *
 	f->two_sparks = lp->two_sparks;
 	f->two_sparks_strategy = lp->two_sparks_strategy;
 	f->two_sparks_need = lp->two_sparks_need;
-	f->model = lp->model;
+	f->model = lp->model_arg;
 }
 
 /* decide, and with --plan: plan the rung proposed (or asked for by --apply

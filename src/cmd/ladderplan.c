@@ -176,6 +176,7 @@ int sp_ladder_plan_run(struct sp_ladder_plan *lp, const struct sp_sample *s, int
 	if (!m)
 		return SP_EXIT_USAGE;
 	snprintf(lp->model, sizeof lp->model, "%s", m->name);
+	snprintf(lp->model_arg, sizeof lp->model_arg, "%s", a->model ? a->model : m->name);
 	struct sp_plan_budget b = { 0 };
 	if (a->budget) {
 		b.bytes = a->budget, b.pool_total = a->budget;

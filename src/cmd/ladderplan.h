@@ -26,6 +26,7 @@ struct sp_ladder_plan_step {
 struct sp_ladder_plan {
 	const char *line;     /* as given */
 	char model[128];      /* the shape's name */
+	char model_arg[128];  /* the model as the plan names it (for the job's commands) */
 	int rung;             /* the rung planned, 0: none left */
 	uint64_t budget;      /* what the job can count on now (less --cohost) */
 	const char *budget_source; /* "live", "--budget" */

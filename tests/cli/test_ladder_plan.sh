@@ -65,6 +65,13 @@ expect_jq '.plan.two_sparks_fit == true and (.change | test("two Sparks with FSD
 run $L --job p4c --apply 4 --plan 'llama-3.1-70b --method lora' --json
 expect_rc 2 "--apply 4 --plan: the change is printed"
 expect_jq '.rung == 4 and .plan.rung == 4 and (.change | test("instead of llama-3.1-70b"))' "--apply 4 plans rung 4"
+# the model as the plan names it goes into the job's commands (a log that names none)
+run $L --job p4d --tried 1 --tried 2 --tried 3 --plan 'meta-llama/Llama-3.1-70B --method lora' --json
+expect_jq '.plan.model == "llama-3.1-70b" and (.change | test("instead of meta-llama/Llama-3.1-70B"))' \
+	"rung 4 names the model as the plan gave it"
+run $L --job pv --tried 1 --log "$LOGS/vllm_startup.log" --plan 'Qwen/Qwen3-30B-A3B --method infer --seq 32768 --batch 8' --json
+expect_jq '(.change | test("vllm serve Qwen/Qwen3-30B-A3B")) and .plan.rung == 2 and .plan.steps[0].change == "--seq 16384"' \
+	"a vLLM failure: the plan's model in the serve command, the context halved"
 # rung 1: the same job after a flush
 run $L --job p1 --plan "$P8" --json
 expect_jq '.next_rung == 1 and .plan.change == "flush" and .plan.steps[0].budget_bytes == .live.budget_after_flush_bytes' \
