@@ -501,7 +501,7 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 	enum sp_job_family fam = facts_family(f);
 	if (rung == 1 && sp_ok(f->reclaimable.why) && f->reclaimable.v < SP_FLUSH_WORTH)
 		snprintf(buf, n, "a flush would give back only %s: it costs a rerun for nothing",
-			 sp_fmt_gib(g, sizeof g, (double)f->reclaimable.v));
+			 sp_fmt_bytes(g, sizeof g, (double)f->reclaimable.v));
 	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_METHOD_QLORA && f->kind != SP_OOM_BNB)
 		snprintf(buf, n, "the job is already QLoRA (%s): there is no lower tier",
 			 f->method_why ? f->method_why : "the log says so");

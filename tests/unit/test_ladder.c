@@ -720,7 +720,7 @@ static void decide_skips(void **st)
 	assert_int_equal(d->next, 2);
 	assert_int_equal(d->nskip, 1);
 	assert_int_equal(d->skip[0].rung, 1);
-	assert_string_equal(d->skip[0].reason, "a flush would give back only 0.3 GiB: it costs a rerun for nothing");
+	assert_string_equal(d->skip[0].reason, "a flush would give back only 307.2 MiB: it costs a rerun for nothing");
 	assert_int_equal(d->skipped, 1u << 1);
 	/* not remembered as tried: re-judged next time */
 	assert_int_equal(d->st.tried, 0);
