@@ -5,6 +5,7 @@
  * prints. */
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
+#include "cmd/ladderplan.h"
 #include "ladder/decide.h"
 #include "ladder/ladder.h"
 #include "ladder/oomlog.h"
@@ -32,16 +33,20 @@
 
 static const struct sp_cmdspec spec = {
 	.name = "ladder",
-	.usage = "usage: sparkops ladder [--log FILE|-] [--job NAME] [--tried N] [--reset] [--json]\n"
+	.usage = "usage: sparkops ladder [--log FILE|-] [--job NAME] [--tried N] [--reset] [--plan 'PLAN'] [--json]\n"
 		 "       sparkops ladder --apply 1 [--force] [--job NAME] [--json]\n"
 		 "\n"
 		 "Works an out-of-memory failure in the right order: 1 flush the page cache;\n"
 		 "competing servers judged by their cap before any change to the job; 2 shorter\n"
 		 "sequence/packing first, then a smaller micro-batch with more gradient\n"
 		 "accumulation; 3 bf16 LoRA before QLoRA; 4 a smaller model or two Sparks.\n"
+		 "A server's failure (vLLM, SGLang, llama.cpp, Ollama, TGI) gets the server's\n"
+		 "own knobs instead: context length, concurrent sequences, the KV cache, the\n"
+		 "memory share, then quantized weights and a smaller model.\n"
 		 "Reads the live state and, with --log, the failed job's output (failure kind,\n"
-		 "load or step phase, the figures it names), and remembers per job which rungs\n"
-		 "were tried. Batch size is never rung 1.\n"
+		 "phase, the figures it names, the method, batch and model it shows), and\n"
+		 "remembers per job which rungs were tried; rungs that do not apply are skipped\n"
+		 "with the reason. Batch size is never rung 1.\n"
 		 "\n",
 	.tail = "exit: 0 advice given (or rung 1 done), 1 every rung tried, or --apply 1 refused while a\n"
 		"      job is watched, or the flush failed; 2 usage or input error (an unreadable log,\n"
@@ -50,11 +55,16 @@ static const struct sp_cmdspec spec = {
 
 struct opts {
 	const char *evict; /* --evict PATH: rung 1 without root */
+	const char *plan;  /* --plan 'MODEL --method ...': a plan command line */
 	const char *log;
 	const char *job;
 	unsigned mark;
 	bool reset, json, force;
 	int apply;
+};
+
+struct style {
+	const char *bold, *off;
 };
 
 /* ---- options ------------------------------------------------------------------ */
@@ -108,6 +118,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			    "--apply 1 without root: evict the page cache of your own\n"
 			    "files under PATH (a model folder) instead of flushing"),
 		SP_OPT_FLAG(0, "force", &o->force, "flush even while 'sparkops run' or 'sparkops watch' is watching a job"),
+		SP_OPT_STRING("plan", &o->plan, "PLAN",
+			      "a quoted 'sparkops plan' command line ('MODEL --method lora --seq\n"
+			      "4096 --batch 4'): plan the next rung's change and print its peak\n"
+			      "against the live budget"),
 		SP_OPT_FLAG(0, "json", &o->json, "one JSON object (phase, failure, next_rung, rungs_tried, advice ...)"),
 		SP_OPT_END(),
 	};
@@ -118,6 +132,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		sp_usage_error("ladder", "unexpected argument '%s'", argv[i]);
 	if (o->force && o->apply != 1)
 		sp_usage_error("ladder", "--force only goes with --apply 1");
+	if (o->plan) {
+		/* plan's own option table and checks, before anything is read */
+		if (sp_ladder_plan_parse(o->plan) < 0)
+			return 0; /* plan's --help was asked for and printed */
+	}
 	return 1;
 }
 
@@ -228,6 +247,8 @@ struct view {
 	const struct sp_oomlog *log;       /* NULL without --log */
 	const struct sp_ladder_decision *d;
 	const struct sp_flush_result *flush; /* NULL: nothing flushed */
+	const struct sp_sample *before;      /* the reading before rung 1 was done, NULL: none done */
+	const struct sp_ladder_plan *plan;   /* --plan, or NULL */
 };
 
 static json_t *u64_json(struct sp_u64 f)
@@ -245,11 +266,18 @@ static json_t *figures_json(const struct view *v)
 	json_t *o = json_object();
 	const struct sp_u64 miss = { 0, SP_MISSING };
 	const struct sp_oom_figures none = { miss, miss, miss, miss, miss, miss };
+	const struct sp_oom_figures *all = v->log ? &v->log->fig : &none;
 	const struct sp_oom_figures *f = v->d->figures && v->log ? &v->log->fig : &none;
 	json_object_set_new(o, "tried_to_allocate_bytes", u64_json(f->tried));
 	json_object_set_new(o, "total_capacity_bytes", u64_json(f->total));
 	json_object_set_new(o, "free_bytes", u64_json(f->free));
 	json_object_set_new(o, "reserved_unallocated_bytes", u64_json(f->reserved_unalloc));
+	/* the KV cache figures are facts of a server's log, whatever decided the
+	 * failure (a training log has none) */
+	if (sp_ladder_family_of(v->d->kind, v->d->facts.engine) == SP_FAMILY_TRAINING)
+		all = &none;
+	json_object_set_new(o, "kv_cache_needed_bytes", u64_json(all->kv_needed));
+	json_object_set_new(o, "kv_cache_available_bytes", u64_json(all->kv_available));
 	return o;
 }
 
@@ -275,6 +303,16 @@ static json_t *log_json(const struct sp_oomlog *log)
 	json_object_set_new(l, "batch_per_device", count_json(log->batch_per_device));
 	json_object_set_new(l, "grad_accum", count_json(log->grad_accum));
 	json_object_set_new(l, "seq_len", count_json(log->seq_len));
+	json_object_set_new(l, "engine", log->engine ? json_string(sp_log_engine_key(log->engine)) : json_null());
+	json_object_set_new(l, "method", log->method ? json_string(sp_log_method_key(log->method)) : json_null());
+	json_object_set_new(l, "method_reason", log->method_why[0] ? sp_json_text(log->method_why) : json_null());
+	json_object_set_new(l, "trainable_pct", log->trainable_pct > 0 ? json_real(log->trainable_pct) : json_null());
+	json_object_set_new(l, "model", log->model[0] ? sp_json_text(log->model) : json_null());
+	json_object_set_new(l, "max_model_len", count_json(log->max_model_len));
+	json_object_set_new(l, "est_max_model_len", count_json(log->est_max_model_len));
+	json_object_set_new(l, "max_num_seqs", count_json(log->max_num_seqs));
+	json_object_set_new(l, "kv_cache_negative", json_boolean(log->kv_negative));
+	json_object_set_new(l, "vllm_v1", json_boolean(log->vllm_v1));
 	return l;
 }
 
@@ -310,6 +348,18 @@ static json_t *competitors_json(const struct sp_ladder_decision *d)
 	return ca;
 }
 
+static json_t *skipped_json(const struct sp_ladder_decision *d)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < d->nskip; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "rung", json_integer(d->skip[i].rung));
+		json_object_set_new(o, "reason", sp_json_text(d->skip[i].reason));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 {
 	json_t *tried = json_array();
@@ -318,6 +368,13 @@ static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 			json_array_append_new(tried, json_integer(i));
 	json_object_set_new(root, "rungs_tried", tried);
 	json_object_set_new(root, "counted_tried", d->counted_tried ? json_integer(d->counted_tried) : json_null());
+	json_object_set_new(root, "skipped", skipped_json(d));
+	json_object_set_new(root, "family", json_string(sp_ladder_family_key(sp_ladder_family_of(d->kind, d->facts.engine))));
+	uint64_t len = sp_ladder_model_len(&d->facts);
+	json_object_set_new(root, "max_model_len_advised",
+			    len && sp_ladder_family_of(d->kind, d->facts.engine) != SP_FAMILY_TRAINING ? json_integer((json_int_t)len)
+													: json_null());
+	json_object_set_new(root, "fragmentation", d->fragmentation[0] ? sp_json_text(d->fragmentation) : json_null());
 	json_object_set_new(root, "next_rung", d->next ? json_integer(d->next) : json_null());
 	json_object_set_new(root, "next_rung_title", json_string(sp_ladder_rung_title_for(d->next, &d->facts)));
 	json_object_set_new(root, "before_next_rung", d->before[0] ? sp_json_text(d->before) : json_null());
@@ -357,15 +414,14 @@ static int print_json(const struct view *v)
 	json_object_set_new(root, "figures", figures_json(v));
 	json_object_set_new(root, "log", log_json(v->log));
 	json_object_set_new(root, "live", live_json(v->s));
+	/* after rung 1 was done, "live" is read after it; this is the reading before */
+	json_object_set_new(root, "live_before_flush", v->before ? live_json(v->before) : json_null());
 	json_object_set_new(root, "concurrent", competitors_json(d));
 	ladder_json(root, d);
 	flush_json(root, v->flush);
+	json_object_set_new(root, "plan", v->plan ? sp_ladder_plan_json(v->plan) : json_null());
 	return dump_json(root);
 }
-
-struct style {
-	const char *bold, *off;
-};
 
 static void print_flushed(const struct style *y, const struct sp_flush_result *f)
 {
@@ -395,6 +451,42 @@ static void print_figures(const struct sp_oom_figures *f)
 		printf("\n");
 }
 
+/* what else the log says about the job, on one line ("" when nothing) */
+static void print_log_facts(const struct sp_oomlog *log, bool server)
+{
+	char line[1024] = "", g1[32], g2[32];
+	size_t o = 0;
+#define ADD(...) (o += (size_t)snprintf(line + o, o < sizeof line ? sizeof line - o : 0, __VA_ARGS__))
+	if (log->engine)
+		ADD("%s%s", o ? ", " : "", sp_log_engine_key(log->engine));
+	if (log->model[0])
+		ADD("%smodel %.120s", o ? ", " : "", log->model);
+	if (log->method)
+		ADD("%s%s%s%.90s%s", o ? ", " : "", sp_log_method_key(log->method), log->method_why[0] ? " (" : "",
+		    log->method_why, log->method_why[0] ? ")" : "");
+	if (log->batch_per_device)
+		ADD("%sbatch %llu", o ? ", " : "", (unsigned long long)log->batch_per_device);
+	if (log->grad_accum)
+		ADD("%saccumulation %llu", o ? ", " : "", (unsigned long long)log->grad_accum);
+	if (log->seq_len)
+		ADD("%ssequence %llu", o ? ", " : "", (unsigned long long)log->seq_len);
+	if (log->max_model_len)
+		ADD("%smax_model_len %llu", o ? ", " : "", (unsigned long long)log->max_model_len);
+	if (log->est_max_model_len)
+		ADD("%sestimated max length %llu", o ? ", " : "", (unsigned long long)log->est_max_model_len);
+	if (log->max_num_seqs)
+		ADD("%smax_num_seqs %llu", o ? ", " : "", (unsigned long long)log->max_num_seqs);
+	if (server && sp_ok(log->fig.kv_needed.why) && sp_ok(log->fig.kv_available.why))
+		ADD("%sKV cache %s needed, %s%s available", o ? ", " : "",
+		    sp_fmt_gib(g1, sizeof g1, (double)log->fig.kv_needed.v), log->kv_negative ? "negative (" : "",
+		    log->kv_negative ? "none)" : sp_fmt_gib(g2, sizeof g2, (double)log->fig.kv_available.v));
+	else if (server && log->kv_negative)
+		ADD("%sKV cache memory negative", o ? ", " : "");
+#undef ADD
+	if (o)
+		printf("  %-10s %s\n", "log says", line);
+}
+
 static void print_failure(const struct view *v)
 {
 	const struct sp_ladder_decision *d = v->d;
@@ -414,6 +506,8 @@ static void print_failure(const struct view *v)
 	}
 	if (d->figures && v->log)
 		print_figures(&v->log->fig);
+	if (v->log)
+		print_log_facts(v->log, sp_ladder_family_of(d->kind, d->facts.engine) != SP_FAMILY_TRAINING);
 }
 
 static void print_live(const struct style *y, const struct view *v)
@@ -423,7 +517,11 @@ static void print_live(const struct style *y, const struct view *v)
 	char g1[32], g2[32];
 	if (sp_ok(s->budget.now.why)) {
 		printf("  %-10s %s for a new job now", "live", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
-		if (sp_ok(s->budget.reclaimable.why))
+		if (v->before)
+			printf(" (read after the %s; before it: %s)", v->flush ? "flush" : "eviction",
+			       sp_ok(v->before->budget.now.why) ? sp_fmt_gib(g2, sizeof g2, (double)v->before->budget.now.v)
+								: "unknown");
+		else if (sp_ok(s->budget.reclaimable.why))
 			printf(", a flush gives back %s", sp_fmt_gib(g2, sizeof g2, (double)s->budget.reclaimable.v));
 		printf("\n");
 	}
@@ -443,9 +541,12 @@ static void print_ladder(const struct style *y, const struct view *v)
 	const struct sp_ladder_decision *d = v->d;
 	printf("\n%sLADDER%s  ", y->bold, y->off);
 	for (int i = 1; i <= SP_RUNGS; i++)
-		printf("%s%d%s%s%s", i == d->next ? "[" : "", i, (d->st.tried >> i & 1) ? " tried" : "",
-		       i == d->next ? "]" : "", i < SP_RUNGS ? "  " : "");
+		printf("%s%d%s%s%s", i == d->next ? "[" : "", i,
+		       (d->st.tried >> i & 1) ? " tried" : (d->skipped >> i & 1) ? " skipped" : "", i == d->next ? "]" : "",
+		       i < SP_RUNGS ? "  " : "");
 	printf("\n");
+	for (int i = 0; i < d->nskip; i++)
+		printf("  rung %d skipped: %s\n", d->skip[i].rung, d->skip[i].reason);
 	if (d->counted_tried)
 		printf("  rung %d was proposed for this job last time and it failed again: counted as tried\n",
 		       d->counted_tried);
@@ -473,10 +574,12 @@ static void print_human(const struct view *v)
 	print_failure(v);
 	print_live(&y, v);
 	print_ladder(&y, v);
+	if (v->plan)
+		sp_ladder_plan_print(v->plan, y.bold, y.off);
 }
 
 /* --apply 2-4: the change to make, nothing done */
-static int print_change_only(int rung, const struct sp_ladder_decision *d, bool json)
+static int print_change_only(int rung, const struct sp_ladder_decision *d, const struct sp_ladder_plan *plan, bool json)
 {
 	char change[2048];
 	const char *title = sp_ladder_rung_title_for(rung, &d->facts);
@@ -489,9 +592,12 @@ static int print_change_only(int rung, const struct sp_ladder_decision *d, bool 
 		json_object_set_new(j, "applied", json_false());
 		json_object_set_new(j, "title", json_string(title));
 		json_object_set_new(j, "change", sp_json_text(change));
+		json_object_set_new(j, "plan", plan ? sp_ladder_plan_json(plan) : json_null());
 		dump_json(j);
 	} else {
 		printf("rung %d, %s\nchange: %s\n", rung, title, change);
+		if (plan)
+			sp_ladder_plan_print(plan, "", "");
 	}
 	return SP_EXIT_USAGE;
 }
@@ -547,6 +653,15 @@ static int apply_evict(const char *path)
 	return rc;
 }
 
+/* the machine: memory, the cgroup, the processes */
+static void reread(struct sp_sample *s)
+{
+	struct sp_read_opts ro;
+	sp_read_opts_init(&ro);
+	ro.what = SP_READ_MEM | SP_READ_CGROUP | SP_READ_PROCS;
+	sp_sample_read(s, &ro);
+}
+
 /* what the decision reads: the log, the machine, the job's state */
 static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample *s, struct state_ctx *c)
 {
@@ -557,15 +672,42 @@ static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample 
 			return SP_EXIT_USAGE;
 		}
 	}
-	struct sp_read_opts ro;
-	sp_read_opts_init(&ro);
-	ro.what = SP_READ_MEM | SP_READ_CGROUP | SP_READ_PROCS;
-	sp_sample_read(s, &ro);
+	reread(s);
 	state_setup(c, o);
 	if (o->reset)
 		sp_ladder_state_init(&c->st);
 	else
 		state_load(c);
+	return 0;
+}
+
+/* the planner's rung 4 into the facts the decision takes */
+static void planned_facts(const struct sp_ladder_plan *lp, struct sp_job_facts *f)
+{
+	memset(f, 0, sizeof *f);
+	snprintf(f->smaller_model, sizeof f->smaller_model, "%s", lp->smaller_model);
+	f->smaller_need = lp->smaller_need;
+	f->two_sparks = lp->two_sparks;
+	f->two_sparks_strategy = lp->two_sparks_strategy;
+	f->two_sparks_need = lp->two_sparks_need;
+	f->model = lp->model_arg;
+}
+
+/* decide, and with --plan: plan the rung proposed (or asked for by --apply
+ * N), then decide again with the planner's rung 4; 0 or an exit status */
+static int decide_and_plan(const struct opts *o, const struct sp_ladder_in *in, struct sp_ladder_decision *d,
+			   struct sp_ladder_plan *lp)
+{
+	sp_ladder_decide(in, d);
+	if (!o->plan)
+		return 0;
+	int rung = o->apply > 1 ? o->apply : d->next;
+	int rc = sp_ladder_plan_run(lp, in->s, rung);
+	if (rc)
+		return rc;
+	static struct sp_job_facts pf;
+	planned_facts(lp, &pf);
+	sp_ladder_decide_planned(in, &pf, d);
 	return 0;
 }
 
@@ -586,16 +728,19 @@ int cmd_ladder(int argc, char **argv)
 	if (o.evict && o.apply != 1)
 		sp_usage_error("ladder", "--evict goes with --apply 1");
 	static struct sp_oomlog log;
-	static struct sp_sample s;
+	static struct sp_sample s, before;
 	static struct state_ctx c;
 	static struct sp_ladder_decision d;
+	static struct sp_ladder_plan lp;
 	int rc = gather(&o, &log, &s, &c);
 	if (rc)
 		return rc;
 	struct sp_ladder_in in = { o.log ? &log : NULL, &s, c.st, o.mark, false };
 	if (sp_ladder_apply_verdict(o.apply, true, -1, o.force) == SP_APPLY_PRINT_ONLY) {
-		sp_ladder_decide(&in, &d);
-		return print_change_only(o.apply, &d, o.json);
+		rc = decide_and_plan(&o, &in, &d, &lp);
+		if (rc)
+			return rc;
+		return print_change_only(o.apply, &d, o.plan ? &lp : NULL, o.json);
 	}
 	struct sp_flush_result fr;
 	if (av == SP_APPLY_EVICT) {
@@ -609,10 +754,18 @@ int cmd_ladder(int argc, char **argv)
 			return rc;
 		in.flushed = true;
 	}
-	sp_ladder_decide(&in, &d);
+	if (in.flushed) {
+		/* what is shown and decided from is read after the flush */
+		before = s;
+		reread(&s);
+	}
+	rc = decide_and_plan(&o, &in, &d, &lp);
+	if (rc)
+		return rc;
 	c.st = d.st;
 	state_save(&c);
-	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL };
+	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL,
+				in.flushed ? &before : NULL, o.plan ? &lp : NULL };
 	if (o.json)
 		print_json(&v);
 	else

@@ -9,6 +9,7 @@
 #include "account/plan.h"
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
+#include "cmd/planargs.h"
 #include "model/model.h"
 #include "probe/probe.h"
 #include "util/json.h"
@@ -36,31 +37,7 @@ static const struct sp_cmdspec spec = {
 	.tail = "exit: 0 fits or tight, 1 does not fit, 2 usage or input error\n",
 };
 
-#define MAX_COHOSTS 8
-
 /* ---- parse ------------------------------------------------------------------------- */
-
-/* --cohost SPEC, repeatable */
-struct cohosts {
-	struct sp_cohost c[MAX_COHOSTS];
-	int n;
-	char err[600];
-};
-
-/* what the command line asks for */
-struct plan_args {
-	struct sp_plan_opts p;
-	struct sp_read_opts ro;
-	bool json, list, quant_given;
-	uint64_t budget; /* --budget (0: the live budget) */
-	int uma;         /* --uma: 1 yes, 0 no, -1 auto */
-	double params;   /* --params (0: not given) */
-	const char *config, *model;
-	struct cohosts co;
-	int strategy;      /* --strategy (-1: the default for the method) */
-	double link_gbps;  /* --link-gbps */
-	int solve;         /* --solve: enum sp_solve_what */
-};
 
 /* a word mapped to an enum value by its parser (case and aliases as the parser
  * takes them: bfloat16, adamw_torch ...) */
@@ -261,7 +238,7 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 }
 
 /* The model's shape (allocated), or NULL after saying why. */
-static struct sp_model_shape *load_model(const struct plan_args *a)
+struct sp_model_shape *sp_plan_load_model(const struct plan_args *a)
 {
 	char err[600];
 	struct sp_model_shape *m = calloc(1, sizeof *m);
@@ -385,33 +362,40 @@ struct plan {
 	uint64_t solved_need;
 };
 
-/* Rung 4's smaller model: the catalog's models of m's arch smaller than m,
- * the largest that fits one node (sp_fit_smaller). */
-static void find_smaller(struct plan *pl)
+int sp_plan_smaller_model(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, char *name,
+			  size_t nname, uint64_t *need)
 {
 	struct sp_catalog_entry *e = NULL;
 	size_t n = 0, k = 0;
 	char err[512];
 	if (sp_catalog_list(&e, &n, err, sizeof err) < 0 || n == 0) {
 		free(e);
-		return;
+		return -1;
 	}
 	struct sp_model_shape *c = calloc(n, sizeof *c);
 	if (!c) {
 		free(e);
-		return;
+		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (strcmp(e[i].arch, pl->m->arch) != 0 || !(e[i].params < pl->m->params))
+		if (strcmp(e[i].arch, m->arch) != 0 || !(e[i].params < m->params))
 			continue;
 		if (sp_catalog_find(e[i].name, &c[k], err, sizeof err) == 0 && sp_shape_complete(&c[k]) == 0)
 			k++;
 	}
-	int best = sp_fit_smaller(pl->m, c, k, &pl->p, pl->b.bytes, &pl->smaller_need);
+	int best = sp_fit_smaller(m, c, k, o, budget, need);
 	if (best >= 0)
-		snprintf(pl->smaller, sizeof pl->smaller, "%s", c[best].name);
+		snprintf(name, nname, "%s", c[best].name);
 	free(c);
 	free(e);
+	return best >= 0 ? 0 : -1;
+}
+
+/* Rung 4's smaller model: the catalog's models of m's arch smaller than m,
+ * the largest that fits one node (sp_fit_smaller). */
+static void find_smaller(struct plan *pl)
+{
+	sp_plan_smaller_model(pl->m, &pl->p, pl->b.bytes, pl->smaller, sizeof pl->smaller, &pl->smaller_need);
 }
 
 /* The budget, the footprint and the judgement; 0, or an exit status. */
@@ -957,13 +941,27 @@ static int list_models(bool json)
 	return SP_EXIT_OK;
 }
 
+void sp_plan_args_init(struct plan_args *a)
+{
+	memset(a, 0, sizeof *a);
+	sp_plan_opts_init(&a->p);
+	sp_read_opts_init(&a->ro);
+	a->uma = -1;
+}
+
+int sp_plan_args_parse(int argc, char **argv, struct plan_args *a)
+{
+	int i = parse_options(argc, argv, a);
+	if (i < 0)
+		return -1;
+	check_args(i, argc, argv, a);
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct plan_args a;
-	memset(&a, 0, sizeof a);
-	sp_plan_opts_init(&a.p);
-	sp_read_opts_init(&a.ro);
-	a.uma = -1;
+	sp_plan_args_init(&a);
 	int i = parse_options(argc, argv, &a);
 	if (i < 0)
 		return 0;
@@ -971,7 +969,7 @@ int cmd_plan(int argc, char **argv)
 		return list_models(a.json);
 	check_args(i, argc, argv, &a);
 
-	struct sp_model_shape *m = load_model(&a);
+	struct sp_model_shape *m = sp_plan_load_model(&a);
 	if (!m)
 		return SP_EXIT_USAGE;
 	say_slips(&a, m);

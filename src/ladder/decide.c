@@ -43,22 +43,57 @@ static void what_happened(const struct sp_ladder_in *in, struct sp_ladder_decisi
 	d->figures = log && d->kind == log->kind;
 }
 
-static void job_facts(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+static void job_facts(const struct sp_ladder_in *in, const struct sp_job_facts *planned, struct sp_ladder_decision *d)
 {
 	const struct sp_sample *s = in->s;
 	struct sp_job_facts *f = &d->facts;
+	sp_ladder_facts_from_log(f, in->log);
 	f->kind = d->kind;
 	f->phase = d->phase;
-	if (in->log) {
-		f->batch_per_device = in->log->batch_per_device;
-		f->grad_accum = in->log->grad_accum;
-		f->seq_len = in->log->seq_len;
+	if (!d->figures) {
+		/* the cgroup decided: the log's figures are not this failure's */
+		const struct sp_u64 miss = { 0, SP_MISSING };
+		f->reserved_unalloc = f->tried = miss;
 	}
 	f->reclaimable = s->budget.reclaimable;
 	f->budget_now = s->budget.now;
 	f->budget_after_flush = s->budget.after_flush;
 	f->total.why = s->mem.why;
 	f->total.v = s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0;
+	for (int i = 0; i < d->ncomp; i++) {
+		f->nothers++;
+		f->others_bytes += d->comp[i].holds_bytes;
+		if (d->comp[i].suspect) {
+			f->nsuspects++;
+			f->suspect_bytes += d->comp[i].holds_bytes;
+		}
+	}
+	if (planned) {
+		memcpy(f->smaller_model, planned->smaller_model, sizeof f->smaller_model);
+		f->smaller_model[sizeof f->smaller_model - 1] = 0;
+		f->smaller_need = planned->smaller_need;
+		f->two_sparks = planned->two_sparks;
+		f->two_sparks_strategy = planned->two_sparks_strategy;
+		f->two_sparks_need = planned->two_sparks_need;
+		if (!f->model && planned->model && planned->model[0])
+			f->model = planned->model; /* the log did not name it: the plan's model */
+	}
+}
+
+/* the rungs that do not apply now (never one tried or just done) */
+static void rungs_skipped(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+{
+	for (int r = 1; r <= SP_RUNGS; r++) {
+		if (d->st.tried >> r & 1 || (r == 1 && in->flushed))
+			continue;
+		struct sp_ladder_skip *k = &d->skip[d->nskip];
+		sp_ladder_skip_reason(r, &d->facts, k->reason, sizeof k->reason);
+		if (!k->reason[0])
+			continue;
+		k->rung = r;
+		d->nskip++;
+		d->skipped |= 1u << r;
+	}
 }
 
 /* the rungs tried: by hand, by a new failed log after a proposal, by the flush */
@@ -83,6 +118,9 @@ static void advise(struct sp_ladder_decision *d)
 		if (d->comp[i].suspect)
 			snprintf(d->before + strlen(d->before), sizeof d->before - strlen(d->before), "%s%s",
 				 d->before[0] ? "; " : "", d->comp[i].action);
+	if (d->fragmentation[0])
+		snprintf(d->before + strlen(d->before), sizeof d->before - strlen(d->before), "%s%s",
+			 d->before[0] ? "; " : "", d->fragmentation);
 	if (!d->next)
 		snprintf(d->advice, sizeof d->advice, "%s", d->change);
 	else if (d->before[0] && d->next >= 2)
@@ -97,14 +135,22 @@ static void advise(struct sp_ladder_decision *d)
 
 void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
 {
+	sp_ladder_decide_planned(in, NULL, d);
+}
+
+void sp_ladder_decide_planned(const struct sp_ladder_in *in, const struct sp_job_facts *planned,
+			      struct sp_ladder_decision *d)
+{
 	memset(d, 0, sizeof *d);
 	d->st = in->st;
 	what_happened(in, d);
-	job_facts(in, d);
-	rungs_tried(in, d);
-	d->next = sp_ladder_next(d->st.tried);
-	sp_ladder_change(d->next, &d->facts, d->change, sizeof d->change);
 	d->ncomp = sp_ladder_competitors(in->s, d->comp, SP_MAX_PROCS);
+	job_facts(in, planned, d);
+	rungs_tried(in, d);
+	rungs_skipped(in, d);
+	d->next = sp_ladder_next(d->st.tried | d->skipped);
+	sp_ladder_change(d->next, &d->facts, d->change, sizeof d->change);
+	sp_ladder_fragmentation(&d->facts, d->fragmentation, sizeof d->fragmentation);
 	advise(d);
 	d->st.proposed = d->next;
 	if (in->log)

@@ -34,6 +34,14 @@ struct sp_ladder_in {
 	bool flushed;                 /* rung 1 was just done (--apply 1) */
 };
 
+/* a rung that does not apply to this job, and why (re-judged on every call,
+ * never written to the state: the page cache fills again, a new log may show
+ * another method) */
+struct sp_ladder_skip {
+	int rung;
+	char reason[256];
+};
+
 struct sp_ladder_decision {
 	/* what happened */
 	enum sp_oom_kind kind;
@@ -46,10 +54,14 @@ struct sp_ladder_decision {
 	struct sp_job_facts facts;    /* for the change of any rung */
 	/* what next */
 	int counted_tried;            /* the rung proposed last time, counted as tried: the job failed again */
-	int next;                     /* 0: every rung tried */
+	int next;                     /* 0: every rung tried (or skipped) */
+	unsigned skipped;             /* bit r: rung r does not apply (sp_ladder_skip_reason) */
+	int nskip;
+	struct sp_ladder_skip skip[SP_RUNGS];
+	char fragmentation[512];      /* the expandable_segments advice, "" none */
 	char change[2048];            /* the next rung's change, or what to do when none is left */
-	char before[1024];            /* what to do about competitors first, "" none */
-	char advice[4096];            /* all of it in one sentence */
+	char before[2048];            /* what to do first: competitors, fragmentation; "" none */
+	char advice[8192];            /* all of it in one sentence */
 	int ncomp;
 	struct sp_competitor comp[SP_MAX_PROCS];
 	/* what to remember (updated is left as it was: the writer stamps it) */
@@ -58,4 +70,10 @@ struct sp_ladder_decision {
 
 /* Decide. d points into in->log and into itself (evidence): not to be copied. */
 void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *d);
+/* The same, with what the planner said for rung 4 (ladder --plan): planned's
+ * smaller_model, smaller_need, two_sparks, two_sparks_strategy and
+ * two_sparks_need go into the facts, and its model where the log names none
+ * (NULL: not planned). */
+void sp_ladder_decide_planned(const struct sp_ladder_in *in, const struct sp_job_facts *planned,
+			      struct sp_ladder_decision *d);
 #endif

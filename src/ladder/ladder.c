@@ -259,27 +259,85 @@ const char *sp_ladder_rung_title(int rung)
 	}
 }
 
-const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f)
-{
-	enum sp_job_family fam = sp_ladder_family(f->kind);
-	if (rung == 2 && fam == SP_FAMILY_VLLM)
-		return "a shorter context and fewer sequences first, then a cap that fits";
-	if (rung == 2 && fam == SP_FAMILY_OLLAMA)
-		return "a smaller context first, then fewer parallel requests and loaded models";
-	if (rung == 2 && f->phase == SP_PHASE_LOAD)
-		return "lower the load-time peak (not the batch: it failed while loading)";
-	if (rung == 3 && fam != SP_FAMILY_TRAINING)
-		return "quantized weights, one tier down";
-	return sp_ladder_rung_title(rung);
-}
-
 enum sp_job_family sp_ladder_family(enum sp_oom_kind k)
 {
-	if (k == SP_OOM_VLLM_STARTUP)
-		return SP_FAMILY_VLLM;
-	if (k == SP_OOM_OLLAMA)
-		return SP_FAMILY_OLLAMA;
-	return SP_FAMILY_TRAINING;
+	switch (k) {
+	case SP_OOM_VLLM_STARTUP:
+	case SP_OOM_VLLM_KV: return SP_FAMILY_VLLM;
+	case SP_OOM_OLLAMA: return SP_FAMILY_OLLAMA;
+	case SP_OOM_SGLANG: return SP_FAMILY_SGLANG;
+	case SP_OOM_LLAMACPP: return SP_FAMILY_LLAMACPP;
+	case SP_OOM_TGI: return SP_FAMILY_TGI;
+	default: return SP_FAMILY_TRAINING;
+	}
+}
+
+enum sp_job_family sp_ladder_family_of(enum sp_oom_kind k, enum sp_log_engine e)
+{
+	enum sp_job_family fam = sp_ladder_family(k);
+	if (fam == SP_FAMILY_OLLAMA && e == SP_ENGINE_LLAMACPP)
+		return SP_FAMILY_LLAMACPP; /* llama.cpp's own server, not Ollama's */
+	if (fam != SP_FAMILY_TRAINING || k == SP_OOM_BNB)
+		return fam; /* bitsandbytes is a training library */
+	switch (e) {
+	case SP_ENGINE_VLLM: return SP_FAMILY_VLLM;
+	case SP_ENGINE_SGLANG: return SP_FAMILY_SGLANG;
+	case SP_ENGINE_LLAMACPP: return SP_FAMILY_LLAMACPP;
+	case SP_ENGINE_OLLAMA: return SP_FAMILY_OLLAMA;
+	case SP_ENGINE_TGI: return SP_FAMILY_TGI;
+	default: return SP_FAMILY_TRAINING;
+	}
+}
+
+const char *sp_ladder_family_key(enum sp_job_family f)
+{
+	switch (f) {
+	case SP_FAMILY_VLLM: return "vllm";
+	case SP_FAMILY_OLLAMA: return "ollama";
+	case SP_FAMILY_SGLANG: return "sglang";
+	case SP_FAMILY_LLAMACPP: return "llamacpp";
+	case SP_FAMILY_TGI: return "tgi";
+	default: return "training";
+	}
+}
+
+static enum sp_job_family facts_family(const struct sp_job_facts *f)
+{
+	return sp_ladder_family_of(f->kind, f->engine);
+}
+
+const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f)
+{
+	enum sp_job_family fam = facts_family(f);
+	if (rung == 2) {
+		switch (fam) {
+		case SP_FAMILY_VLLM:
+			return "the server's own knobs: a shorter --max-model-len, fewer --max-num-seqs, a fixed or "
+			       "quantized KV cache, then a --gpu-memory-utilization that fits";
+		case SP_FAMILY_SGLANG:
+			return "the server's own knobs: a shorter --context-length, fewer --max-running-requests, a "
+			       "quantized KV cache, then a --mem-fraction-static that fits";
+		case SP_FAMILY_LLAMACPP:
+			return "a smaller context (-c) first, then one slot (-np 1) and a quantized KV cache";
+		case SP_FAMILY_OLLAMA:
+			return "a smaller context first, then fewer parallel requests and loaded models, and a quantized KV cache";
+		case SP_FAMILY_TGI:
+			return "smaller prefill batches and token limits first, then a memory fraction that fits";
+		default:
+			break;
+		}
+		if (f->phase == SP_PHASE_LOAD)
+			return "lower the load-time peak (not the batch: it failed while loading)";
+	}
+	if (rung == 3 && fam != SP_FAMILY_TRAINING)
+		return "quantized weights, one tier down";
+	if (rung == 3 && f->method == SP_METHOD_LORA && f->kind != SP_OOM_BNB)
+		return "downgrade the method one tier: bf16 LoRA becomes QLoRA";
+	if (rung == 3 && f->method == SP_METHOD_FULL)
+		return "downgrade the method one tier: a full fine-tune becomes bf16 LoRA";
+	if (rung == 4 && fam != SP_FAMILY_TRAINING)
+		return "a smaller or more quantized model, or two Sparks";
+	return sp_ladder_rung_title(rung);
 }
 
 int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, int max)
@@ -363,49 +421,308 @@ static void cat(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *log)
+{
+	const struct sp_u64 miss = { 0, SP_MISSING };
+	f->kv_needed = f->kv_available = f->reserved_unalloc = f->tried = miss;
+	if (!log)
+		return;
+	f->kind = log->kind;
+	f->phase = log->phase;
+	f->engine = log->engine;
+	f->batch_per_device = log->batch_per_device;
+	f->grad_accum = log->grad_accum;
+	f->seq_len = log->seq_len;
+	f->method = log->method;
+	f->method_why = log->method_why[0] ? log->method_why : NULL;
+	f->trainable_pct = log->trainable_pct;
+	f->model = log->model[0] ? log->model : NULL;
+	f->max_model_len = log->max_model_len;
+	f->est_max_model_len = log->est_max_model_len;
+	f->max_num_seqs = log->max_num_seqs;
+	f->kv_negative = log->kv_negative;
+	f->vllm_v1 = log->vllm_v1;
+	f->kv_needed = log->fig.kv_needed;
+	f->kv_available = log->fig.kv_available;
+	f->reserved_unalloc = log->fig.reserved_unalloc;
+	f->tried = log->fig.tried;
+}
+
+static uint64_t down_1024(uint64_t v)
+{
+	return v >= 1024 ? v / 1024 * 1024 : v;
+}
+
+uint64_t sp_ladder_model_len(const struct sp_job_facts *f)
+{
+	if (f->est_max_model_len)
+		return down_1024(f->est_max_model_len);
+	if (f->max_model_len && sp_ok(f->kv_needed.why) && sp_ok(f->kv_available.why) && f->kv_needed.v &&
+	    f->kv_available.v && f->kv_available.v < f->kv_needed.v)
+		return down_1024((uint64_t)((double)f->max_model_len * (double)f->kv_available.v / (double)f->kv_needed.v));
+	if (f->max_model_len >= 2)
+		return down_1024(f->max_model_len / 2);
+	return 0;
+}
+
+enum sp_log_method sp_ladder_method_down(enum sp_log_method m)
+{
+	switch (m) {
+	case SP_METHOD_FULL: return SP_METHOD_LORA;
+	case SP_METHOD_LORA: return SP_METHOD_QLORA;
+	default: return SP_METHOD_UNKNOWN;
+	}
+}
+
+/* a checkpoint whose name says it is stored in 4 bits or fewer */
+static bool model_4bit(const char *m)
+{
+	static const char *const marks[] = { "awq", "gptq", "nvfp4", "mxfp4", "fp4", "int4", "w4a16", "4bit", "4-bit",
+					     "q4_", "q3_", "q2_", "iq4", "iq3", "iq2", "bnb-4" };
+	if (!m)
+		return false;
+	char low[128];
+	size_t i = 0;
+	for (; m[i] && i + 1 < sizeof low; i++)
+		low[i] = (char)tolower((unsigned char)m[i]);
+	low[i] = 0;
+	for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++)
+		if (strstr(low, marks[k]))
+			return true;
+	return false;
+}
+
+void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n)
+{
+	char g[32];
+	if (!n)
+		return;
+	buf[0] = 0;
+	enum sp_job_family fam = facts_family(f);
+	if (rung == 1 && sp_ok(f->reclaimable.why) && f->reclaimable.v < SP_FLUSH_WORTH)
+		snprintf(buf, n, "a flush would give back only %s: it costs a rerun for nothing",
+			 sp_fmt_bytes(g, sizeof g, (double)f->reclaimable.v));
+	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_METHOD_QLORA && f->kind != SP_OOM_BNB)
+		snprintf(buf, n, "the job is already QLoRA (%s): there is no lower tier",
+			 f->method_why ? f->method_why : "the log says so");
+	else if (rung == 3 && fam != SP_FAMILY_TRAINING && model_4bit(f->model))
+		snprintf(buf, n, "'%s' is already a 4-bit checkpoint: there is no lower tier that keeps its quality",
+			 f->model);
+}
+
+void sp_ladder_fragmentation(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	char g1[32], g2[32];
+	if (!n)
+		return;
+	buf[0] = 0;
+	if (!sp_ok(f->reserved_unalloc.why) || f->reserved_unalloc.v < SP_FRAG_MIN)
+		return;
+	if (sp_ok(f->tried.why) && f->reserved_unalloc.v < f->tried.v)
+		return;
+	snprintf(buf, n, "PyTorch held %s reserved but unallocated", sp_fmt_gib(g1, sizeof g1, (double)f->reserved_unalloc.v));
+	if (sp_ok(f->tried.why))
+		cat(buf, n, ", more than the %s it failed to allocate", sp_fmt_bytes(g2, sizeof g2, (double)f->tried.v));
+	cat(buf, n, ": the memory is there but fragmented. Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in "
+		    "the job's environment and rerun (it changes no result, so it comes before any change to the job)");
+}
+
+static const char *model_or(const struct sp_job_facts *f, const char *dflt)
+{
+	return f->model ? f->model : dflt;
+}
+
 static void rung1(const struct sp_job_facts *f, char *buf, size_t n)
 {
 	char g1[32], g2[32], g3[32];
+	enum sp_job_family fam = facts_family(f);
 	cat(buf, n, "sync; echo 3 | sudo tee /proc/sys/vm/drop_caches (or: sudo sparkops ladder --apply 1), "
 		    "then rerun the job unchanged");
 	if (sp_ok(f->reclaimable.why) && sp_ok(f->budget_now.why) && sp_ok(f->budget_after_flush.why))
 		cat(buf, n, ". A flush gives back about %s now: the budget goes from %s to %s",
 		    sp_fmt_gib(g1, sizeof g1, (double)f->reclaimable.v), sp_fmt_gib(g2, sizeof g2, (double)f->budget_now.v),
 		    sp_fmt_gib(g3, sizeof g3, (double)f->budget_after_flush.v));
-	if (sp_ladder_family(f->kind) == SP_FAMILY_VLLM)
-		cat(buf, n, ". vLLM's start-up check counts only what CUDA calls free, which leaves out the page "
-			    "cache: on unified memory a flush is usually all it needs");
+	if (fam == SP_FAMILY_VLLM)
+		cat(buf, n, ". vLLM's start-up check compares the free memory it reads when its CUDA context starts "
+			    "(torch.cuda.mem_get_info) with --gpu-memory-utilization x the whole pool, before loading "
+			    "anything; on a Spark that reading leaves the page cache out, like MemFree, not MemAvailable "
+			    "(vLLM issue #48140, 0.24; releases whose UMA path reads psutil's MemAvailable, as after PR "
+			    "#35356, report more than the check uses): on unified memory a flush is often all it needs");
+	else if (fam != SP_FAMILY_TRAINING)
+		cat(buf, n, ". A server sizes its pool from what is free when it starts, and on a Spark the page cache "
+			    "left by earlier loads shares that pool");
 	else if (f->phase == SP_PHASE_LOAD)
 		cat(buf, n, ". It failed while loading: the load-time peak is the mapped weight files plus their copy, "
 			    "and page cache left by earlier loads shares the same pool");
 	cat(buf, n, ". A between-runs reset, not a mid-training step");
 }
 
+/* the fraction of the whole pool a server may reserve here: what is free
+ * after a flush, down to a multiple of 0.05; 0 when unknown or under 0.05 */
+static double fits_fraction(const struct sp_job_facts *f)
+{
+	if (!sp_ok(f->budget_after_flush.why) || !sp_ok(f->total.why) || !f->total.v)
+		return 0;
+	double frac = (double)f->budget_after_flush.v / (double)f->total.v;
+	frac = (double)(int)(frac * 20) / 20;
+	return frac >= 0.05 ? frac : 0;
+}
+
+/* "--gpu-memory-utilization 0.55: ..." judged against the other holders */
+static void util_step(const struct sp_job_facts *f, const char *flag, char *buf, size_t n)
+{
+	char g1[32], g2[32], g3[32];
+	double frac = fits_fraction(f);
+	if (frac > 0)
+		cat(buf, n, "%s %.2f: the server reserves that share of the whole pool (%s) when it starts; %s is "
+			    "free after a flush", flag, frac, sp_fmt_gib(g1, sizeof g1, (double)f->total.v),
+		    sp_fmt_gib(g2, sizeof g2, (double)f->budget_after_flush.v));
+	else
+		cat(buf, n, "a %s that fits what is free after a flush (the share of the whole pool the server reserves "
+			    "when it starts)", flag);
+	if (f->nothers)
+		cat(buf, n, ", with %d other process%s holding %s", f->nothers, f->nothers == 1 ? "" : "es",
+		    sp_fmt_gib(g3, sizeof g3, (double)f->others_bytes));
+	if (f->nsuspects)
+		cat(buf, n, " (%d of them a suspect holding %s: stop or cap %s first, and the share can be higher)",
+		    f->nsuspects, sp_fmt_gib(g1, sizeof g1, (double)f->suspect_bytes), f->nsuspects == 1 ? "it" : "them");
+}
+
+static void rung2_vllm(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	char g1[32];
+	const char *m = model_or(f, "MODEL");
+	uint64_t len = sp_ladder_model_len(f);
+	double frac = fits_fraction(f);
+	int step = 1;
+	bool util_first = f->kind == SP_OOM_VLLM_STARTUP || f->kv_negative;
+	if (util_first) {
+		cat(buf, n, "(%d) ", step++);
+		util_step(f, "--gpu-memory-utilization", buf, n);
+		cat(buf, n, f->kv_negative ? ". The KV cache came out negative: the weights and the profiling peak "
+					     "alone exceed the share vLLM was given, so no shorter context helps until it fits; "
+					   : ". It failed the start-up free-memory check, which no context length changes; ");
+	}
+	cat(buf, n, "(%d) ", step++);
+	if (len && f->est_max_model_len)
+		cat(buf, n, "--max-model-len %llu (the log's own estimate, %llu, rounded down to a multiple of 1024; "
+			    "the KV cache for one request scales with it)",
+		    (unsigned long long)len, (unsigned long long)f->est_max_model_len);
+	else if (len && f->max_model_len)
+		cat(buf, n, "--max-model-len %llu (from %llu: the KV cache for one request scales with it)",
+		    (unsigned long long)len, (unsigned long long)f->max_model_len);
+	else
+		cat(buf, n, "a shorter --max-model-len (halve it: the KV cache for one request scales with it)");
+	cat(buf, n, "; (%d) ", step++);
+	if (f->max_num_seqs >= 2)
+		cat(buf, n, "--max-num-seqs %llu (from %llu)", (unsigned long long)f->max_num_seqs / 2,
+		    (unsigned long long)f->max_num_seqs);
+	else
+		cat(buf, n, "fewer --max-num-seqs (halve it)");
+	cat(buf, n, "; (%d) ", step++);
+	if (sp_ok(f->kv_needed.why) && f->kv_needed.v)
+		cat(buf, n, "--kv-cache-memory-bytes %llu (%s, what one request at the max length needs) instead of a "
+			    "profiled share", (unsigned long long)f->kv_needed.v,
+		    sp_fmt_gib(g1, sizeof g1, (double)f->kv_needed.v));
+	else
+		cat(buf, n, "--kv-cache-memory-bytes SIZE, a fixed KV cache instead of a profiled share");
+	cat(buf, n, " (newer vLLM; the start-up check still compares free memory with --gpu-memory-utilization)");
+	cat(buf, n, "; (%d) --kv-cache-dtype fp8 (half the KV cache's bytes per token)", step++);
+	if (!util_first) {
+		cat(buf, n, "; (%d) ", step++);
+		util_step(f, "--gpu-memory-utilization", buf, n);
+	}
+	cat(buf, n, ". E.g. vllm serve %s", m);
+	if (len)
+		cat(buf, n, " --max-model-len %llu", (unsigned long long)len);
+	if (frac > 0 && util_first)
+		cat(buf, n, " --gpu-memory-utilization %.2f", frac);
+}
+
+static void rung2_sglang(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	uint64_t len = sp_ladder_model_len(f);
+	double frac = fits_fraction(f);
+	if (len)
+		cat(buf, n, "(1) --context-length %llu (the KV cache for one request scales with it)", (unsigned long long)len);
+	else
+		cat(buf, n, "(1) a shorter --context-length (halve it: the KV cache for one request scales with it)");
+	cat(buf, n, "; (2) fewer --max-running-requests (halve it)");
+	if (f->phase == SP_PHASE_SERVE)
+		cat(buf, n, " and a smaller --chunked-prefill-size (e.g. 2048: it failed while serving, where the "
+			    "prefill's activations live outside the static pool)");
+	cat(buf, n, "; (3) --kv-cache-dtype fp8_e5m2 (half the KV cache's bytes per token); (4) ");
+	util_step(f, "--mem-fraction-static", buf, n);
+	if (f->phase == SP_PHASE_SERVE)
+		cat(buf, n, "; an OOM while serving wants a lower --mem-fraction-static (more room outside the pool)");
+	cat(buf, n, ". E.g. python -m sglang.launch_server --model-path %s", model_or(f, "MODEL"));
+	if (len)
+		cat(buf, n, " --context-length %llu", (unsigned long long)len);
+	if (frac > 0)
+		cat(buf, n, " --mem-fraction-static %.2f", frac);
+}
+
+static void rung2_llamacpp(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	uint64_t len = sp_ladder_model_len(f);
+	char num[32] = "N";
+	if (len) {
+		snprintf(num, sizeof num, "%llu", (unsigned long long)len);
+		cat(buf, n, "(1) -c %s (--ctx-size: the KV cache scales with it)", num);
+	} else {
+		cat(buf, n, "(1) a smaller -c (--ctx-size; halve it: the KV cache scales with it)");
+	}
+	cat(buf, n, "; (2) -np 1 (one slot); (3) --cache-type-k q8_0 --cache-type-v q8_0 (half the KV cache; the "
+		    "V cache needs flash attention, -fa); (4) -ngl: on a Spark's single pool a lower -ngl moves layers "
+		    "from the GPU's share to the CPU's share of the same memory and frees nothing; only on a discrete "
+		    "GPU does it help. E.g. llama-server -m %s -c %s -np 1 --cache-type-k q8_0",
+	    model_or(f, "MODEL.gguf"), num);
+}
+
+static void rung2_ollama(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	uint64_t len = sp_ladder_model_len(f);
+	if (len)
+		cat(buf, n, "(1) a smaller context: num_ctx %llu (or OLLAMA_CONTEXT_LENGTH=%llu)", (unsigned long long)len,
+		    (unsigned long long)len);
+	else
+		cat(buf, n, "(1) a smaller context first (num_ctx, or OLLAMA_CONTEXT_LENGTH; halve it)");
+	cat(buf, n, "; (2) fewer parallel requests (OLLAMA_NUM_PARALLEL=1) and one loaded model at a time "
+		    "(OLLAMA_MAX_LOADED_MODELS=1); (3) a quantized KV cache (OLLAMA_KV_CACHE_TYPE=q8_0, with "
+		    "OLLAMA_FLASH_ATTENTION=1)");
+	if (f->model)
+		cat(buf, n, ". E.g. OLLAMA_NUM_PARALLEL=1 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KV_CACHE_TYPE=q8_0 "
+			    "OLLAMA_FLASH_ATTENTION=1 ollama serve, then run %s with a smaller num_ctx", f->model);
+}
+
+static void rung2_tgi(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	double frac = fits_fraction(f);
+	cat(buf, n, "(1) a smaller --max-batch-prefill-tokens (halve it: the warm-up allocates a prefill batch "
+		    "this large); (2) smaller --max-total-tokens and --max-input-tokens (each request's context); (3) ");
+	util_step(f, "--cuda-memory-fraction", buf, n);
+	cat(buf, n, ". E.g. text-generation-launcher --model-id %s --max-batch-prefill-tokens 2048", model_or(f, "MODEL"));
+	if (frac > 0)
+		cat(buf, n, " --cuda-memory-fraction %.2f", frac);
+}
+
 static void rung2(const struct sp_job_facts *f, char *buf, size_t n)
 {
-	enum sp_job_family fam = sp_ladder_family(f->kind);
-	if (fam == SP_FAMILY_VLLM) {
-		cat(buf, n, "shorter --max-model-len first (the KV cache scales with it), then fewer --max-num-seqs; "
-			    "and a --gpu-memory-utilization that fits what is free after the flush");
-		if (sp_ok(f->budget_after_flush.why) && sp_ok(f->total.why) && f->total.v) {
-			double frac = (double)f->budget_after_flush.v / (double)f->total.v;
-			frac = (double)(int)(frac * 20) / 20; /* down to a multiple of 0.05 */
-			if (frac >= 0.05)
-				cat(buf, n, " (at most %.2f here)", frac);
-		}
-		return;
-	}
-	if (fam == SP_FAMILY_OLLAMA) {
-		cat(buf, n, "a smaller context first (num_ctx, or OLLAMA_CONTEXT_LENGTH), then fewer parallel requests "
-			    "(OLLAMA_NUM_PARALLEL=1) and one loaded model at a time (OLLAMA_MAX_LOADED_MODELS=1)");
-		return;
+	switch (facts_family(f)) {
+	case SP_FAMILY_VLLM: rung2_vllm(f, buf, n); return;
+	case SP_FAMILY_SGLANG: rung2_sglang(f, buf, n); return;
+	case SP_FAMILY_LLAMACPP: rung2_llamacpp(f, buf, n); return;
+	case SP_FAMILY_OLLAMA: rung2_ollama(f, buf, n); return;
+	case SP_FAMILY_TGI: rung2_tgi(f, buf, n); return;
+	default: break;
 	}
 	if (f->phase == SP_PHASE_LOAD) {
 		cat(buf, n, "it failed while loading, so the batch and the sequence length are not the cause: lower "
 			    "the load-time peak instead. Load straight to the GPU shard by shard (low_cpu_mem_usage=True, "
 			    "device_map=\"cuda\"), do not keep the mapped safetensors pages or a CPU copy of the "
 			    "state_dict around, and prefer pre-quantized weights (a published 4-bit or FP8 checkpoint) "
-			    "to quantizing bf16 shards at load. 'sparkops plan MODEL --method ...' shows the load peak");
+			    "to quantizing bf16 shards at load. 'sparkops plan %s --method ...' shows the load peak",
+		    model_or(f, "MODEL"));
 		return;
 	}
 	if (f->seq_len >= 512)
@@ -434,31 +751,69 @@ static void rung2(const struct sp_job_facts *f, char *buf, size_t n)
 
 static void rung3(const struct sp_job_facts *f, char *buf, size_t n)
 {
-	enum sp_job_family fam = sp_ladder_family(f->kind);
-	if (fam == SP_FAMILY_VLLM) {
-		cat(buf, n, "serve a quantized checkpoint (FP8, NVFP4 or AWQ) instead of bf16 weights");
+	const char *m = model_or(f, "MODEL");
+	switch (facts_family(f)) {
+	case SP_FAMILY_VLLM:
+	case SP_FAMILY_SGLANG:
+		cat(buf, n, "serve a quantized checkpoint of %s (FP8, NVFP4 or AWQ) instead of bf16 weights", m);
 		return;
-	}
-	if (fam == SP_FAMILY_OLLAMA) {
-		cat(buf, n, "a smaller quantization of the same model (e.g. q4_K_M instead of q8_0 or fp16)");
+	case SP_FAMILY_TGI:
+		cat(buf, n, "serve %s quantized (--quantize fp8, or a published AWQ/GPTQ checkpoint) instead of bf16 weights", m);
 		return;
+	case SP_FAMILY_OLLAMA:
+	case SP_FAMILY_LLAMACPP:
+		cat(buf, n, "a smaller quantization of %s (e.g. q4_K_M instead of q8_0 or fp16)", m);
+		return;
+	default:
+		break;
 	}
-	if (f->kind == SP_OOM_BNB)
+	if (f->kind == SP_OOM_BNB) {
 		cat(buf, n, "this OOM came from bitsandbytes' transient (de)quantization buffers, which can fail before "
 			    "an equivalent bf16 LoRA would: a QLoRA OOM is not proof the model does not fit. Try bf16 "
-			    "LoRA (no quantization_config) if 'sparkops plan MODEL --method lora' says it fits; "
-			    "otherwise stay on QLoRA with a pre-quantized checkpoint");
-	else
+			    "LoRA (no quantization_config) if 'sparkops plan %s --method lora' says it fits; "
+			    "otherwise stay on QLoRA with a pre-quantized checkpoint", m);
+	} else if (f->method == SP_METHOD_LORA) {
+		cat(buf, n, "the job is already bf16 LoRA (%s), so one tier down is QLoRA: load the base in 4-bit NF4 "
+			    "(BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"), or Unsloth's "
+			    "load_in_4bit=True) and keep the same adapters. Check with 'sparkops plan %s --method qlora' first",
+		    f->method_why ? f->method_why : "the log says so", m);
+	} else if (f->method == SP_METHOD_FULL) {
+		cat(buf, n, "the job is a full fine-tune%s%s%s, so one tier down is bf16 LoRA (PEFT, r=16 on the attention "
+			    "and MLP projections); QLoRA only if that does not fit. Check with 'sparkops plan %s "
+			    "--method lora' first", f->method_why ? " (" : "", f->method_why ? f->method_why : "",
+		    f->method_why ? ")" : "", m);
+	} else {
 		cat(buf, n, "one tier down: a full fine-tune becomes bf16 LoRA (PEFT, r=16 on the attention and MLP "
 			    "projections); only if bf16 LoRA does not fit, QLoRA (4-bit NF4). Check with 'sparkops plan "
-			    "MODEL --method lora' first");
+			    "%s --method lora' first", m);
+	}
 }
 
 static void rung4(const struct sp_job_facts *f, char *buf, size_t n)
 {
-	(void)f;
-	cat(buf, n, "a smaller model (the next size down of the same family), or more than one Spark with "
-		    "DDP/FSDP over the link (never tensor parallelism)");
+	char g1[32];
+	bool serving = facts_family(f) != SP_FAMILY_TRAINING;
+	if (f->smaller_model[0])
+		cat(buf, n, "a smaller model: %s instead of %s (the catalog's largest smaller model of the family that "
+			    "fits: it needs %s)", f->smaller_model, model_or(f, "this one"),
+		    sp_fmt_gib(g1, sizeof g1, (double)f->smaller_need));
+	else if (serving)
+		cat(buf, n, "a smaller or more quantized model than %s (the next size down of the same family)",
+		    model_or(f, "this one"));
+	else
+		cat(buf, n, "a smaller model than %s (the next size down of the same family)", model_or(f, "this one"));
+	if (f->two_sparks == 1)
+		cat(buf, n, "; or two Sparks with %s over the link (the planner: %s per node)",
+		    f->two_sparks_strategy ? f->two_sparks_strategy : "FSDP", sp_fmt_gib(g1, sizeof g1, (double)f->two_sparks_need));
+	else if (f->two_sparks < 0)
+		cat(buf, n, "; two Sparks with %s do not fit either (the planner: %s per node)",
+		    f->two_sparks_strategy ? f->two_sparks_strategy : "FSDP", sp_fmt_gib(g1, sizeof g1, (double)f->two_sparks_need));
+	else if (serving)
+		cat(buf, n, ", or more than one Spark (tensor or pipeline parallel over the link); 'sparkops ladder --plan "
+			    "...' checks which fits");
+	else
+		cat(buf, n, ", or more than one Spark with DDP/FSDP over the link (never tensor parallelism); "
+			    "'sparkops ladder --plan ...' checks which fits");
 }
 
 void sp_ladder_change(int rung, const struct sp_job_facts *f, char *buf, size_t n)
@@ -472,7 +827,7 @@ void sp_ladder_change(int rung, const struct sp_job_facts *f, char *buf, size_t 
 	case 3: rung3(f, buf, n); break;
 	case 4: rung4(f, buf, n); break;
 	default:
-		cat(buf, n, "every rung was tried: as configured the job does not fit on one Spark. "
+		cat(buf, n, "every rung was tried or does not apply: as configured the job does not fit on one Spark. "
 			    "'sparkops plan' shows each term of the footprint; '--reset' starts the ladder over");
 	}
 }

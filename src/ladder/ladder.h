@@ -49,8 +49,16 @@ int sp_ladder_next(unsigned tried);
 const char *sp_ladder_rung_title(int rung);
 
 /* the kind of program that failed: the change differs */
-enum sp_job_family { SP_FAMILY_TRAINING, SP_FAMILY_VLLM, SP_FAMILY_OLLAMA };
+enum sp_job_family {
+	SP_FAMILY_TRAINING, SP_FAMILY_VLLM, SP_FAMILY_OLLAMA, SP_FAMILY_SGLANG, SP_FAMILY_LLAMACPP, SP_FAMILY_TGI,
+};
+/* From the kind alone (a serving kind names its engine; the rest: training). */
 enum sp_job_family sp_ladder_family(enum sp_oom_kind k);
+/* From the kind and the engine whose lines the log holds: a serving kind
+ * decides; a generic kind (a CUDA or PyTorch OOM, a kill) in a server's log
+ * is that server's failure. */
+enum sp_job_family sp_ladder_family_of(enum sp_oom_kind k, enum sp_log_engine e);
+const char *sp_ladder_family_key(enum sp_job_family f); /* "training", "vllm", "ollama", "sglang", "llamacpp", "tgi" */
 
 /* A process sharing the pool, judged by its cap, not its presence. */
 #define SP_SUSPECT_RSS (4ULL << 30)
@@ -65,15 +73,58 @@ struct sp_competitor {
 };
 int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, int max);
 
-/* What the job looked like, for a concrete change (0: unknown). */
+/* A flush worth a rerun gives back at least this much (rung 1 is skipped below it). */
+#define SP_FLUSH_WORTH (1ULL << 30)
+/* The fragmentation advice (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
+ * when the allocator holds at least this much reserved but unallocated, and
+ * at least the allocation that failed. */
+#define SP_FRAG_MIN (1ULL << 30)
+
+/* What the job looked like, for a concrete change (0 / "" / UNKNOWN: unknown). */
 struct sp_job_facts {
 	enum sp_oom_kind kind;
 	enum sp_oom_phase phase;
+	enum sp_log_engine engine;
 	uint64_t batch_per_device, grad_accum, seq_len;
 	struct sp_u64 reclaimable; /* what a flush gives back */
 	struct sp_u64 budget_now, budget_after_flush;
 	struct sp_u64 total;       /* the pool (MemTotal) */
+	/* what the log says */
+	enum sp_log_method method;
+	const char *method_why;    /* "trainable%: 0.52" ..., or NULL */
+	double trainable_pct;
+	const char *model;         /* the model as the log names it, or NULL */
+	uint64_t max_model_len, est_max_model_len, max_num_seqs;
+	bool kv_negative, vllm_v1;
+	struct sp_u64 kv_needed, kv_available, reserved_unalloc, tried;
+	/* what else holds the pool (sp_ladder_competitors): their sum, and the suspects' */
+	uint64_t others_bytes, suspect_bytes;
+	int nothers, nsuspects;
+	/* from the planner (ladder --plan), for rung 4: a smaller model of the
+	 * family that fits ("" none found or not planned), two Sparks (1 fits,
+	 * -1 does not, 0 not planned) and the per-node need */
+	char smaller_model[128];
+	uint64_t smaller_need;
+	int two_sparks;
+	const char *two_sparks_strategy; /* "fsdp" (training), "tp" (serving) */
+	uint64_t two_sparks_need;
 };
+/* Fill f from a classified log (kind, phase and the log's facts; NULL: none). */
+void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *log);
+
+/* Why rung r does not apply to this job ("" when it does): rung 1 when a
+ * flush gives back under SP_FLUSH_WORTH; rung 3 when the job is already at
+ * the lowest tier (QLoRA, or a 4-bit model served). */
+void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n);
+/* The fragmentation advice for the log's figures, "" when it does not apply. */
+void sp_ladder_fragmentation(const struct sp_job_facts *f, char *buf, size_t n);
+/* The --max-model-len to use: the log's estimate rounded down to a multiple
+ * of 1024, else the max length scaled by available/needed KV cache (the
+ * same rounding), else half the max length; 0: nothing known. */
+uint64_t sp_ladder_model_len(const struct sp_job_facts *f);
+/* The job's method one tier down (full -> lora -> qlora), or UNKNOWN at the bottom. */
+enum sp_log_method sp_ladder_method_down(enum sp_log_method m);
+
 /* The rung's title for this job (rung 2 of a load-time OOM is about the load
  * peak, a server's rungs are about its own knobs). */
 const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f);

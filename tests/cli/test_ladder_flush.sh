@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # sparkops ladder --apply 1 for real, on this machine: fill the page cache
 # with a file of a few hundred MiB on disk, flush, and check that freed_bytes
-# is real (the page cache in /proc/meminfo fell by most of the file). The same
+# is real (the page cache in /proc/meminfo fell by most of the file), and that
+# the live reading shown is the one read after the flush. The same
 # call as a non-root user fails with exit 4 and flushes nothing. Needs root;
 # otherwise it says "skip" and passes.
 . "$(dirname "$0")/lib.sh"
@@ -73,6 +74,9 @@ expect_rc 0 "root --apply 1"
 expect_jq ".freed_bytes >= $((SIZE * 7 / 10))" "freed_bytes covers most of the $MIB MiB file"
 expect_jq '.page_cache_before_bytes - .page_cache_after_bytes == .freed_bytes' "freed_bytes = page cache before - after"
 expect_jq '.rungs_tried == [1] and .next_rung == 2' "rung 1 marked tried"
+# the live reading shown is the one after the flush, not the sample before it
+expect_jq "(.live_before_flush | type) == \"object\" and .live.budget_now_bytes - .live_before_flush.budget_now_bytes >= $((SIZE / 2))" \
+	"live.budget_now_bytes is read after the flush: it grew by at least half the file"
 [ $((c0 - c1)) -ge $((SIZE * 7 / 10)) ]
 _report $? "/proc/meminfo page cache fell by most of the file ($(( (c0 - c1) / 1048576 )) MiB)"
 res2=$(resident)
@@ -82,4 +86,6 @@ flush --job flush2
 expect_rc 0 "human output of a flush"
 expect_out '^FLUSHED' "human: FLUSHED"
 expect_out 'freed [0-9.]+ GiB' "human: what it freed, in GiB"
+expect_out '^  live +[0-9.]+ GiB for a new job now \(read after the flush; before it: [0-9.]+ GiB\)$' \
+	"human: the now line is the reading after the flush"
 done_testing

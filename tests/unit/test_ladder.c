@@ -473,6 +473,336 @@ static void apply_verdicts(void **st)
 	assert_int_equal(sp_ladder_apply_verdict(1, true, 2, true), SP_APPLY_FLUSH);
 }
 
+/* ---- serving rungs, the log's facts, skips (issue 15) ---------------------------------- */
+
+#define GiB (1ULL << 30)
+
+static void facts_init(struct sp_job_facts *f, enum sp_oom_kind k, enum sp_log_engine e)
+{
+	memset(f, 0, sizeof *f);
+	sp_ladder_facts_from_log(f, NULL);
+	f->kind = k, f->engine = e, f->phase = SP_PHASE_LOAD;
+	f->reclaimable.why = f->budget_now.why = f->budget_after_flush.why = f->total.why = SP_MISSING;
+}
+
+static const char *fchange(int rung, const struct sp_job_facts *f)
+{
+	static char buf[4096];
+	sp_ladder_change(rung, f, buf, sizeof buf);
+	return buf;
+}
+
+static void serving_families(void **st)
+{
+	(void)st;
+	/* the kind names the engine; a generic kind in a server's log is that server's */
+	assert_int_equal(sp_ladder_family_of(SP_OOM_VLLM_KV, SP_ENGINE_UNKNOWN), SP_FAMILY_VLLM);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_VLLM_STARTUP, SP_ENGINE_UNKNOWN), SP_FAMILY_VLLM);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_SGLANG, SP_ENGINE_UNKNOWN), SP_FAMILY_SGLANG);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_LLAMACPP, SP_ENGINE_UNKNOWN), SP_FAMILY_LLAMACPP);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_TGI, SP_ENGINE_UNKNOWN), SP_FAMILY_TGI);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_OLLAMA, SP_ENGINE_UNKNOWN), SP_FAMILY_OLLAMA);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_OLLAMA, SP_ENGINE_LLAMACPP), SP_FAMILY_LLAMACPP);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_CUDA_ERROR, SP_ENGINE_VLLM), SP_FAMILY_VLLM);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_TORCH, SP_ENGINE_SGLANG), SP_FAMILY_SGLANG);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_TORCH, SP_ENGINE_UNKNOWN), SP_FAMILY_TRAINING);
+	assert_int_equal(sp_ladder_family_of(SP_OOM_BNB, SP_ENGINE_VLLM), SP_FAMILY_TRAINING);
+	assert_string_equal(sp_ladder_family_key(SP_FAMILY_LLAMACPP), "llamacpp");
+
+	struct sp_job_facts f;
+	const char *c;
+	/* each engine's own knobs, with the model from the log in the command */
+	facts_init(&f, SP_OOM_SGLANG, SP_ENGINE_SGLANG);
+	f.model = "Qwen/Qwen2.5-72B-Instruct";
+	c = fchange(2, &f);
+	assert_non_null(strstr(c, "--context-length"));
+	assert_non_null(strstr(c, "--max-running-requests"));
+	assert_non_null(strstr(c, "--mem-fraction-static"));
+	assert_non_null(strstr(c, "--kv-cache-dtype fp8_e5m2"));
+	assert_non_null(strstr(c, "sglang.launch_server --model-path Qwen/Qwen2.5-72B-Instruct"));
+	assert_null(strstr(c, "batch_size"));
+	facts_init(&f, SP_OOM_LLAMACPP, SP_ENGINE_LLAMACPP);
+	f.model = "llama-70b-q8_0.gguf";
+	f.max_model_len = 131072;
+	c = fchange(2, &f);
+	assert_non_null(strstr(c, "(1) -c 65536"));
+	assert_non_null(strstr(c, "-np 1"));
+	assert_non_null(strstr(c, "--cache-type-k q8_0"));
+	assert_non_null(strstr(c, "-ngl"));
+	assert_non_null(strstr(c, "frees nothing")); /* honest about -ngl on one pool */
+	assert_non_null(strstr(c, "llama-server -m llama-70b-q8_0.gguf -c 65536"));
+	facts_init(&f, SP_OOM_OLLAMA, SP_ENGINE_OLLAMA);
+	c = fchange(2, &f);
+	assert_non_null(strstr(c, "OLLAMA_CONTEXT_LENGTH"));
+	assert_non_null(strstr(c, "OLLAMA_NUM_PARALLEL=1"));
+	assert_non_null(strstr(c, "OLLAMA_MAX_LOADED_MODELS=1"));
+	assert_non_null(strstr(c, "OLLAMA_KV_CACHE_TYPE=q8_0"));
+	facts_init(&f, SP_OOM_TGI, SP_ENGINE_TGI);
+	c = fchange(2, &f);
+	assert_non_null(strstr(c, "--max-batch-prefill-tokens"));
+	assert_non_null(strstr(c, "--max-total-tokens"));
+	assert_non_null(strstr(c, "--max-input-tokens"));
+	/* rung 3 for servers: quantized weights of the same model */
+	facts_init(&f, SP_OOM_VLLM_KV, SP_ENGINE_VLLM);
+	f.model = "meta-llama/Llama-3.1-70B-Instruct";
+	c = fchange(3, &f);
+	assert_non_null(strstr(c, "quantized checkpoint of meta-llama/Llama-3.1-70B-Instruct"));
+	assert_non_null(strstr(sp_ladder_rung_title_for(3, &f), "quantized weights"));
+	c = fchange(4, &f);
+	assert_non_null(strstr(c, "smaller or more quantized model than meta-llama/Llama-3.1-70B-Instruct"));
+}
+
+static void vllm_rungs(void **st)
+{
+	(void)st;
+	struct sp_job_facts f;
+	const char *c;
+	/* the KV cache does not fit: the log's estimate, rounded down to 1024 */
+	facts_init(&f, SP_OOM_VLLM_KV, SP_ENGINE_VLLM);
+	f.model = "Qwen/Qwen3-30B-A3B";
+	f.max_model_len = 131072, f.est_max_model_len = 77888;
+	assert_int_equal(sp_ladder_model_len(&f), 77824);
+	c = fchange(2, &f);
+	const char *len = strstr(c, "--max-model-len 77824"), *seqs = strstr(c, "--max-num-seqs"),
+		   *kvb = strstr(c, "--kv-cache-memory-bytes"), *fp8 = strstr(c, "--kv-cache-dtype fp8"),
+		   *util = strstr(c, "(5) a --gpu-memory-utilization");
+	/* the cheapest order for a server */
+	assert_non_null(len);
+	assert_true(len < seqs && seqs < kvb && kvb < fp8 && fp8 < util);
+	assert_non_null(strstr(c, "vllm serve Qwen/Qwen3-30B-A3B --max-model-len 77824"));
+	/* no estimate: max_model_len scaled by available / needed KV cache */
+	f.est_max_model_len = 0;
+	f.kv_needed = (struct sp_u64){ 16 * GiB, SP_OK };
+	f.kv_available = (struct sp_u64){ 8 * GiB, SP_OK };
+	assert_int_equal(sp_ladder_model_len(&f), 65536);
+	c = fchange(2, &f);
+	assert_non_null(strstr(c, "--kv-cache-memory-bytes 17179869184"));
+	/* nothing but the max length: half of it */
+	f.kv_needed.why = f.kv_available.why = SP_MISSING;
+	f.max_model_len = 40000;
+	assert_int_equal(sp_ladder_model_len(&f), 19456);
+	f.max_model_len = 0;
+	assert_int_equal(sp_ladder_model_len(&f), 0);
+	assert_non_null(strstr(fchange(2, &f), "a shorter --max-model-len"));
+	f.max_num_seqs = 256;
+	assert_non_null(strstr(fchange(2, &f), "--max-num-seqs 128 (from 256)"));
+
+	/* the start-up check: the share of the pool first, judged against the other holders */
+	facts_init(&f, SP_OOM_VLLM_STARTUP, SP_ENGINE_VLLM);
+	f.total = (struct sp_u64){ 120 * GiB, SP_OK };
+	f.budget_after_flush = (struct sp_u64){ 67 * GiB, SP_OK };
+	f.nothers = 2, f.others_bytes = 40 * GiB, f.nsuspects = 1, f.suspect_bytes = 30 * GiB;
+	c = fchange(2, &f);
+	util = strstr(c, "--gpu-memory-utilization 0.55");
+	assert_non_null(util);
+	assert_true(util < strstr(c, "max-model-len"));
+	assert_non_null(strstr(c, "2 other processes holding 40.0 GiB"));
+	assert_non_null(strstr(c, "1 of them a suspect"));
+	/* the flush says what vLLM's check reads */
+	c = fchange(1, &f);
+	assert_non_null(strstr(c, "mem_get_info"));
+	assert_non_null(strstr(c, "MemAvailable"));
+	/* negative KV cache memory: the share first too */
+	facts_init(&f, SP_OOM_VLLM_KV, SP_ENGINE_VLLM);
+	f.kv_negative = true;
+	c = fchange(2, &f);
+	assert_true(strstr(c, "--gpu-memory-utilization") < strstr(c, "max-model-len"));
+	assert_non_null(strstr(c, "negative"));
+}
+
+static void method_tiers(void **st)
+{
+	(void)st;
+	struct sp_job_facts f;
+	char why[256];
+	facts_init(&f, SP_OOM_TORCH, SP_ENGINE_UNKNOWN);
+	f.phase = SP_PHASE_STEP;
+	f.model = "unsloth/Llama-3.1-8B";
+	f.method = SP_METHOD_LORA, f.method_why = "trainable%: 0.52";
+	const char *c = fchange(3, &f);
+	assert_non_null(strstr(c, "already bf16 LoRA (trainable%: 0.52)"));
+	assert_non_null(strstr(c, "QLoRA"));
+	assert_null(strstr(c, "full fine-tune"));
+	assert_non_null(strstr(c, "sparkops plan unsloth/Llama-3.1-8B --method qlora"));
+	assert_non_null(strstr(sp_ladder_rung_title_for(3, &f), "LoRA becomes QLoRA"));
+	sp_ladder_skip_reason(3, &f, why, sizeof why);
+	assert_string_equal(why, "");
+	f.method = SP_METHOD_FULL, f.method_why = NULL;
+	c = fchange(3, &f);
+	assert_non_null(strstr(c, "full fine-tune"));
+	assert_non_null(strstr(c, "--method lora"));
+	/* QLoRA: nothing lower, the rung is skipped with the reason */
+	f.method = SP_METHOD_QLORA, f.method_why = "Unsloth QLoRA banner";
+	sp_ladder_skip_reason(3, &f, why, sizeof why);
+	assert_string_equal(why, "the job is already QLoRA (Unsloth QLoRA banner): there is no lower tier");
+	/* but a bitsandbytes OOM keeps its own rung 3 (bf16 LoRA may fit where QLoRA's buffers did not) */
+	f.kind = SP_OOM_BNB;
+	sp_ladder_skip_reason(3, &f, why, sizeof why);
+	assert_string_equal(why, "");
+	assert_int_equal(sp_ladder_method_down(SP_METHOD_FULL), SP_METHOD_LORA);
+	assert_int_equal(sp_ladder_method_down(SP_METHOD_LORA), SP_METHOD_QLORA);
+	assert_int_equal(sp_ladder_method_down(SP_METHOD_QLORA), SP_METHOD_UNKNOWN);
+	/* a 4-bit checkpoint served: no lower tier of weights */
+	facts_init(&f, SP_OOM_VLLM_KV, SP_ENGINE_VLLM);
+	f.model = "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4";
+	sp_ladder_skip_reason(3, &f, why, sizeof why);
+	assert_non_null(strstr(why, "already a 4-bit checkpoint"));
+	f.model = "Qwen/Qwen2.5-7B-Instruct";
+	sp_ladder_skip_reason(3, &f, why, sizeof why);
+	assert_string_equal(why, "");
+}
+
+static void fragmentation(void **st)
+{
+	(void)st;
+	struct sp_job_facts f;
+	char buf[512];
+	facts_init(&f, SP_OOM_TORCH, SP_ENGINE_UNKNOWN);
+	f.reserved_unalloc = (struct sp_u64){ 6 * GiB + GiB / 2, SP_OK };
+	f.tried = (struct sp_u64){ 2 * GiB, SP_OK };
+	sp_ladder_fragmentation(&f, buf, sizeof buf);
+	assert_non_null(strstr(buf, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+	assert_non_null(strstr(buf, "6.5 GiB reserved but unallocated"));
+	/* under 1 GiB: not worth a word */
+	f.reserved_unalloc.v = GiB / 2;
+	sp_ladder_fragmentation(&f, buf, sizeof buf);
+	assert_string_equal(buf, "");
+	/* less than the allocation that failed: defragmenting would not have served it */
+	f.reserved_unalloc.v = 2 * GiB, f.tried.v = 4 * GiB;
+	sp_ladder_fragmentation(&f, buf, sizeof buf);
+	assert_string_equal(buf, "");
+	/* the allocation unknown: the threshold alone */
+	f.tried.why = SP_MISSING;
+	sp_ladder_fragmentation(&f, buf, sizeof buf);
+	assert_non_null(strstr(buf, "expandable_segments"));
+	f.reserved_unalloc.why = SP_MISSING;
+	sp_ladder_fragmentation(&f, buf, sizeof buf);
+	assert_string_equal(buf, "");
+}
+
+static void rung4_planned(void **st)
+{
+	(void)st;
+	struct sp_job_facts f;
+	facts_init(&f, SP_OOM_TORCH, SP_ENGINE_UNKNOWN);
+	f.model = "llama-3.1-70b";
+	const char *c = fchange(4, &f);
+	assert_non_null(strstr(c, "smaller model than llama-3.1-70b"));
+	assert_non_null(strstr(c, "--plan")); /* not planned: says how to find out */
+	snprintf(f.smaller_model, sizeof f.smaller_model, "llama-3.1-8b");
+	f.smaller_need = 30 * GiB;
+	f.two_sparks = 1, f.two_sparks_strategy = "FSDP", f.two_sparks_need = 70 * GiB;
+	c = fchange(4, &f);
+	assert_non_null(strstr(c, "llama-3.1-8b instead of llama-3.1-70b"));
+	assert_non_null(strstr(c, "two Sparks with FSDP over the link (the planner: 70.0 GiB per node)"));
+	f.two_sparks = -1;
+	c = fchange(4, &f);
+	assert_non_null(strstr(c, "two Sparks with FSDP do not fit either"));
+}
+
+/* a live sample with a budget: what a flush gives back, the pool */
+static void live_budget(double reclaim_gib, double now_gib)
+{
+	live(0);
+	dsample.mem.why = SP_OK;
+	dsample.mem.v[SP_MI_TOTAL] = 120 * GiB;
+	dsample.budget.reclaimable = (struct sp_u64){ (uint64_t)(reclaim_gib * (double)GiB), SP_OK };
+	dsample.budget.now = (struct sp_u64){ (uint64_t)(now_gib * (double)GiB), SP_OK };
+	dsample.budget.after_flush = (struct sp_u64){ (uint64_t)((now_gib + reclaim_gib) * (double)GiB), SP_OK };
+}
+
+static void decide_skips(void **st)
+{
+	(void)st;
+	/* a flush would give back 0.3 GiB: rung 1 is skipped, with the reason */
+	live_budget(0.3, 80);
+	const struct sp_ladder_decision *d = decide(classify(TORCH_OOM), NULL, 0, false);
+	assert_int_equal(d->next, 2);
+	assert_int_equal(d->nskip, 1);
+	assert_int_equal(d->skip[0].rung, 1);
+	assert_string_equal(d->skip[0].reason, "a flush would give back only 307.2 MiB: it costs a rerun for nothing");
+	assert_int_equal(d->skipped, 1u << 1);
+	/* not remembered as tried: re-judged next time */
+	assert_int_equal(d->st.tried, 0);
+	assert_int_equal(d->st.proposed, 2);
+	/* 1 GiB or more: worth it */
+	live_budget(1.0, 80);
+	d = decide(classify(TORCH_OOM), NULL, 0, false);
+	assert_int_equal(d->next, 1);
+	assert_int_equal(d->nskip, 0);
+	/* unknown: not skipped */
+	live(0);
+	d = decide(classify(TORCH_OOM), NULL, 0, false);
+	assert_int_equal(d->next, 1);
+	/* just flushed: done, not skipped */
+	live_budget(0.1, 80);
+	d = decide(NULL, NULL, 0, true);
+	assert_int_equal(d->st.tried, 1u << 1);
+	assert_int_equal(d->nskip, 0);
+	/* a QLoRA job past rung 2: rung 3 skipped, rung 4 next */
+	live_budget(5, 80);
+	sp_oomlog_init(&dlog);
+	sp_oomlog_feed(&dlog, TORCH_OOM, strlen(TORCH_OOM));
+	sp_oomlog_finish(&dlog);
+	dlog.method = SP_METHOD_QLORA;
+	snprintf(dlog.method_why, sizeof dlog.method_why, "trainable%%: 0.41, 4-bit base");
+	snprintf(dlog.model, sizeof dlog.model, "meta-llama/Llama-3.1-70B");
+	struct sp_ladder_state s0 = { .tried = 1u << 1 | 1u << 2, .proposed = 0, .log_sig = 0 };
+	d = decide(&dlog, &s0, 0, false);
+	assert_int_equal(d->next, 4);
+	assert_int_equal(d->nskip, 1);
+	assert_int_equal(d->skip[0].rung, 3);
+	assert_non_null(strstr(d->change, "meta-llama/Llama-3.1-70B"));
+	/* every rung tried or skipped: the end */
+	s0.tried |= 1u << 4;
+	d = decide(&dlog, &s0, 0, false);
+	assert_int_equal(d->next, 0);
+	assert_non_null(strstr(d->change, "does not apply"));
+	/* the planner's answer for rung 4 goes into the change */
+	struct sp_job_facts planned = { 0 };
+	snprintf(planned.smaller_model, sizeof planned.smaller_model, "llama-3.1-8b");
+	planned.smaller_need = 20 * GiB;
+	planned.two_sparks = -1, planned.two_sparks_strategy = "FSDP", planned.two_sparks_need = 90 * GiB;
+	s0.tried = 1u << 1 | 1u << 2;
+	struct sp_ladder_in in = { &dlog, &dsample, s0, 0, false };
+	sp_ladder_decide_planned(&in, &planned, &dd);
+	assert_int_equal(dd.next, 4);
+	assert_non_null(strstr(dd.change, "llama-3.1-8b instead of meta-llama/Llama-3.1-70B"));
+	assert_non_null(strstr(dd.change, "do not fit either"));
+}
+
+static void decide_log_facts(void **st)
+{
+	(void)st;
+	/* the log's facts reach the change: Unsloth's batch and accumulation, the sequence */
+	live_budget(5, 80);
+	sp_oomlog_init(&dlog);
+	sp_oomlog_feed(&dlog, TORCH_OOM, strlen(TORCH_OOM));
+	sp_oomlog_finish(&dlog);
+	dlog.phase = SP_PHASE_STEP;
+	dlog.batch_per_device = 2, dlog.grad_accum = 4, dlog.seq_len = 4096;
+	dlog.fig.reserved_unalloc = (struct sp_u64){ 6 * GiB + GiB / 2, SP_OK };
+	struct sp_ladder_state s0 = { .tried = 1u << 1 };
+	const struct sp_ladder_decision *d = decide(&dlog, &s0, 0, false);
+	assert_int_equal(d->next, 2);
+	assert_non_null(strstr(d->change, "max_seq_length 4096 -> 2048"));
+	assert_non_null(strstr(d->change, "per_device_train_batch_size 2 -> 1, gradient_accumulation_steps 4 -> 8"));
+	/* fragmentation: before any change to the job */
+	assert_non_null(strstr(d->fragmentation, "expandable_segments:True"));
+	assert_non_null(strstr(d->before, "expandable_segments:True"));
+	assert_true(strncmp(d->advice, "before changing the job: ", 25) == 0);
+	/* a vLLM log: the serving rungs, with the log's number */
+	sp_oomlog_init(&dlog);
+	sp_oomlog_feed(&dlog, "x\n", 2);
+	sp_oomlog_finish(&dlog);
+	dlog.kind = SP_OOM_VLLM_KV, dlog.engine = SP_ENGINE_VLLM, dlog.est_max_model_len = 77888;
+	snprintf(dlog.model, sizeof dlog.model, "Qwen/Qwen3-30B-A3B");
+	d = decide(&dlog, &s0, 0, false);
+	assert_int_equal(d->next, 2);
+	assert_non_null(strstr(d->change, "--max-model-len 77824"));
+	assert_string_equal(d->fragmentation, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +812,10 @@ int main(void)
 		cmocka_unit_test(decide_first_call), cmocka_unit_test(decide_cgroup_kills),
 		cmocka_unit_test(decide_failed_again), cmocka_unit_test(decide_flush_and_end),
 		cmocka_unit_test(decide_competitors), cmocka_unit_test(apply_verdicts),
+		cmocka_unit_test(serving_families), cmocka_unit_test(vllm_rungs),
+		cmocka_unit_test(method_tiers), cmocka_unit_test(fragmentation),
+		cmocka_unit_test(rung4_planned), cmocka_unit_test(decide_skips),
+		cmocka_unit_test(decide_log_facts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
