@@ -1501,7 +1501,6 @@ static int end_event(struct wl *w)
 #define SP_EV_LADDER_TRY "ladder_try"   /* detail: try=N rung=R change=C pid=P cmd=WORDS */
 #define SP_EV_LADDER_SKIP "ladder_skip" /* detail: text: a rung skipped and why */
 #define SP_EV_LADDER_STOP "ladder_stop" /* detail: reason=R tries=N [rung=R change=TEXT] */
-#define LADDER_MIN_FLUSH (1ULL << 30)   /* rung 1 by flush is skipped when the page cache holds less */
 
 /* A try starts: its row in the log, its line on stderr, its record. */
 static void ladder_try_begin(struct wl *w, int rung, const char *change)
@@ -1542,15 +1541,13 @@ static const char *rung1_why_not(struct wl *w)
 {
 	static char why[200];
 	if (geteuid() == 0) {
-		const struct sp_meminfo *m = &w->sample.mem;
-		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED) &&
-		    m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED] < LADDER_MIN_FLUSH) {
-			char a[32];
-			snprintf(why, sizeof why, "the page cache holds only %s: a flush would give back too little for a rerun",
-				 sp_fmt_gib(a, sizeof a, (double)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED])));
-			return why;
-		}
-		return NULL;
+		/* the ladder's own rule (sp_ladder_skip_reason): what a flush
+		 * would give back now, under SP_FLUSH_WORTH, is not worth a rerun */
+		struct sp_job_facts f;
+		memset(&f, 0, sizeof f);
+		f.reclaimable = w->sample.budget.reclaimable;
+		sp_ladder_skip_reason(1, &f, why, sizeof why);
+		return why[0] ? why : NULL;
 	}
 	if (w->o->guard_load)
 		return NULL;
