@@ -105,6 +105,14 @@ struct sp_oomlog {
 	bool in_tb, tb_frames, tb_bnb;
 	enum sp_oom_phase tb_phase;   /* innermost load/step marker in the traceback */
 	char tb_why[40];
+	bool trained;                 /* training steps shown (Trainer log or banner, a step counter) */
+	bool quant4;                  /* 4-bit (bitsandbytes) base weights named */
+	bool lora_seen;               /* LoRA adapters named (LoraConfig, lora.Linear) */
+	char quant4_why[24];
+	uint64_t params_trainable;    /* "Number of trainable parameters = N", PEFT's "trainable params: N" */
+	uint64_t params_all;          /* PEFT's "all params: N", Unsloth's "N of M" */
+	unsigned model_rank;          /* how direct the source of model[] is (a later, more direct one replaces it) */
+	uint64_t avail_mem;           /* SGLang's last "avail mem=" (bytes; 0: not said) */
 };
 
 void sp_oomlog_init(struct sp_oomlog *p);
