@@ -717,7 +717,10 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 		if ((v = count_at(q)))
 			p->params_trainable = v;
 		const char *of = HAS(s, n, " of ");
+		const char *sl = memchr(q, '/', (size_t)(end - q));
 		if (of && of > q && (v = count_at(of + 4)))
+			p->params_all = v;
+		else if (sl && sl < q + 32 && (v = count_at(sl + 1)))
 			p->params_all = v;
 		const char *pc = HAS(s, n, "% trained");
 		if (pc) {
@@ -770,6 +773,8 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 		set_model(p, k + 11, end, 4, false, false);
 	else if ((k = HAS(s, n, "vllm serve ")))
 		set_model(p, k + 11, end, 4, false, false);
+	else if ((k = HAS(s, n, "--model ")) || (k = HAS(s, n, "--model-path ")) || (k = HAS(s, n, "--model-id ")))
+		set_model(p, (const char *)memchr(k, ' ', (size_t)(end - k)) + 1, end, 4, false, false);
 	else if ((k = HAS(s, n, "general.name"))) {
 		const char *q = k + strlen("general.name");
 		while (q < end && *q == ' ')

@@ -10,6 +10,7 @@
 
 #include "ladder/oomlog.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,23 @@ static void same(const struct sp_oomlog *a, const struct sp_oomlog *b)
 	assert_string_equal(a->evidence, b->evidence);
 	assert_int_equal(a->sig, b->sig);
 	assert_int_equal(a->lines, b->lines);
+	assert_int_equal(a->fig.kv_needed.v, b->fig.kv_needed.v);
+	assert_int_equal(a->fig.kv_available.v, b->fig.kv_available.v);
+	assert_int_equal(a->engine, b->engine);
+	assert_int_equal(a->method, b->method);
+	assert_string_equal(a->method_why, b->method_why);
+	assert_true(a->trainable_pct == b->trainable_pct);
+	assert_string_equal(a->model, b->model);
+	assert_int_equal(a->batch_per_device, b->batch_per_device);
+	assert_int_equal(a->grad_accum, b->grad_accum);
+	assert_int_equal(a->total_batch, b->total_batch);
+	assert_int_equal(a->seq_len, b->seq_len);
+	assert_int_equal(a->max_model_len, b->max_model_len);
+	assert_int_equal(a->est_max_model_len, b->est_max_model_len);
+	assert_int_equal(a->max_num_seqs, b->max_num_seqs);
+	assert_int_equal(a->kv_negative, b->kv_negative);
+	assert_int_equal(a->vllm_v1, b->vllm_v1);
+	assert_string_equal(a->phase_why, b->phase_why);
 }
 
 static const struct sp_u64 *fig(const struct sp_oomlog *p, const char *name)
@@ -63,7 +81,105 @@ static const struct sp_u64 *fig(const struct sp_oomlog *p, const char *name)
 		return &p->fig.free;
 	if (strcmp(name, "reserved_unalloc") == 0)
 		return &p->fig.reserved_unalloc;
+	if (strcmp(name, "kv_needed") == 0)
+		return &p->fig.kv_needed;
+	if (strcmp(name, "kv_available") == 0)
+		return &p->fig.kv_available;
 	return NULL;
+}
+
+/* the log's facts EXPECTED may name: counts, flags, strings */
+static bool fact(const struct sp_oomlog *p, const char *name, unsigned long long *v)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} u64s[] = {
+		{ "batch", offsetof(struct sp_oomlog, batch_per_device) },
+		{ "accum", offsetof(struct sp_oomlog, grad_accum) },
+		{ "total_batch", offsetof(struct sp_oomlog, total_batch) },
+		{ "seq_len", offsetof(struct sp_oomlog, seq_len) },
+		{ "max_model_len", offsetof(struct sp_oomlog, max_model_len) },
+		{ "est_max_model_len", offsetof(struct sp_oomlog, est_max_model_len) },
+		{ "max_num_seqs", offsetof(struct sp_oomlog, max_num_seqs) },
+	};
+	for (size_t i = 0; i < sizeof u64s / sizeof u64s[0]; i++)
+		if (strcmp(name, u64s[i].name) == 0) {
+			uint64_t x;
+			memcpy(&x, (const char *)p + u64s[i].off, sizeof x);
+			*v = x;
+			return true;
+		}
+	if (strcmp(name, "kv_negative") == 0) {
+		*v = p->kv_negative;
+		return true;
+	}
+	if (strcmp(name, "vllm_v1") == 0) {
+		*v = p->vllm_v1;
+		return true;
+	}
+	return false;
+}
+
+/* the next "key=value" of an EXPECTED row; a value may be "quoted, with spaces" */
+static char *next_kv(char **cur)
+{
+	char *s = *cur;
+	while (*s == ' ')
+		s++;
+	if (!*s || *s == '\n')
+		return NULL;
+	char *start = s;
+	bool q = false;
+	for (; *s && *s != '\n' && (q || *s != ' '); s++)
+		if (*s == '"')
+			q = !q;
+	if (*s)
+		*s++ = 0;
+	*cur = s;
+	return start;
+}
+
+static void check_row(const char *file, const struct sp_oomlog *whole, char *rest)
+{
+	for (char *kv; (kv = next_kv(&rest));) {
+		char *eq = strchr(kv, '=');
+		assert_non_null(eq);
+		*eq = 0;
+		char *val = eq + 1;
+		size_t vl = strlen(val);
+		if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
+			val[vl - 1] = 0;
+			val++;
+		}
+		unsigned long long want = strtoull(val, NULL, 10), got;
+		if (strcmp(kv, "engine") == 0) {
+			if (strcmp(sp_log_engine_key(whole->engine), val) != 0)
+				fail_msg("%s: engine %s, want %s", file, sp_log_engine_key(whole->engine), val);
+		} else if (strcmp(kv, "method") == 0) {
+			if (strcmp(sp_log_method_key(whole->method), val) != 0)
+				fail_msg("%s: method %s (%s), want %s", file, sp_log_method_key(whole->method),
+					 whole->method_why, val);
+			if (whole->method != SP_METHOD_UNKNOWN)
+				assert_true(whole->method_why[0] != 0);
+		} else if (strcmp(kv, "model") == 0) {
+			if (strcmp(whole->model, val) != 0)
+				fail_msg("%s: model '%s', want '%s'", file, whole->model, val);
+		} else if (strcmp(kv, "trainable_pct") == 0) {
+			double w = strtod(val, NULL);
+			if (!(whole->trainable_pct > w - 1e-6 && whole->trainable_pct < w + 1e-6))
+				fail_msg("%s: trainable%% %g, want %g", file, whole->trainable_pct, w);
+		} else if (fact(whole, kv, &got)) {
+			if (got != want)
+				fail_msg("%s: %s = %llu, want %llu", file, kv, got, want);
+		} else {
+			const struct sp_u64 *f = fig(whole, kv);
+			if (!f)
+				fail_msg("%s: unknown figure '%s' in EXPECTED", file, kv);
+			else if (f->why != SP_OK || f->v != want)
+				fail_msg("%s: %s = %llu (why %d), want %llu", file, kv, (unsigned long long)f->v, f->why, want);
+		}
+	}
 }
 
 static void corpus(void **st)
@@ -88,31 +204,15 @@ static void corpus(void **st)
 		char *buf = slurp(path, &len);
 		struct sp_oomlog whole, part;
 		classify_chunks(&whole, buf, len, len ? len : 1);
-		print_message("%-28s %-20s %-8s (%s) line %llu\n", file, sp_oom_kind_key(whole.kind),
-			      sp_oom_phase_key(whole.phase), whole.phase_why, (unsigned long long)whole.evidence_line);
+		print_message("%-28s %-20s %-8s (%s) line %llu engine %s method %s model '%s'\n", file,
+			      sp_oom_kind_key(whole.kind), sp_oom_phase_key(whole.phase), whole.phase_why,
+			      (unsigned long long)whole.evidence_line, sp_log_engine_key(whole.engine),
+			      sp_log_method_key(whole.method), whole.model);
 		assert_string_equal(sp_oom_kind_key(whole.kind), kind);
 		assert_string_equal(sp_oom_phase_key(whole.phase), phase);
 		if (whole.kind != SP_OOM_UNKNOWN)
 			assert_true(whole.evidence[0] != 0);
-		for (char *kv; (kv = strtok_r(NULL, " \n", &save));) {
-			char *eq = strchr(kv, '=');
-			assert_non_null(eq);
-			*eq = 0;
-			unsigned long long want = strtoull(eq + 1, NULL, 10);
-			if (strcmp(kv, "batch") == 0) {
-				assert_int_equal(whole.batch_per_device, want);
-				continue;
-			}
-			if (strcmp(kv, "accum") == 0) {
-				assert_int_equal(whole.grad_accum, want);
-				continue;
-			}
-			const struct sp_u64 *f = fig(&whole, kv);
-			if (!f)
-				fail_msg("%s: unknown figure '%s' in EXPECTED", file, kv);
-			else if (f->why != SP_OK || f->v != want)
-				fail_msg("%s: %s = %llu (why %d), want %llu", file, kv, (unsigned long long)f->v, f->why, want);
-		}
+		check_row(file, &whole, save ? save : "");
 		/* the same answer whatever the chunking */
 		static const size_t chunks[] = { 1, 2, 3, 7, 64, 4095, 4097 };
 		for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
@@ -123,7 +223,7 @@ static void corpus(void **st)
 		n++;
 	}
 	fclose(m);
-	assert_true(n >= 15);
+	assert_true(n >= 30);
 }
 
 static void feed_str(struct sp_oomlog *p, const char *s)
