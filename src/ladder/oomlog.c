@@ -378,7 +378,12 @@ static void set_model(struct sp_oomlog *p, const char *q, const char *end, unsig
 		q++;
 	while (q < end && o + 1 < sizeof buf) {
 		unsigned char c = (unsigned char)*q;
-		if (c < 0x20 || c > 0x7e || c == '\'' || c == '"' || c == ',' || c == ')' || c == '(' || c == '}' ||
+		if (c > 0x7e) {
+			buf[o++] = '?'; /* UTF-8 and the like: printable ASCII only */
+			q++;
+			continue;
+		}
+		if (c < 0x20 || c == '\'' || c == '"' || c == ',' || c == ')' || c == '(' || c == '}' ||
 		    c == '{' || c == '`' || (c == ' ' && !spaces))
 			break;
 		if (hf_cache && c == '/')
