@@ -424,6 +424,8 @@ static void torch_figures(struct sp_oomlog *p, const char *s, size_t n)
 	unset(&f.total);
 	unset(&f.free);
 	unset(&f.reserved_unalloc);
+	unset(&f.kv_needed);
+	unset(&f.kv_available);
 	size_after(s, n, "Tried to allocate", &f.tried);
 	/* PyTorch >= 2.1: "GPU 0 has a total capacity of 119.70 GiB of which 1.23 GiB is free.
 	 * ... and 8.30 GiB is reserved by PyTorch but unallocated." */
@@ -612,15 +614,18 @@ static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (!sl)
 		return;
 	size_t dl = (size_t)(bar - s);
+	bool words = false;
+	for (size_t i = 0; i < dl && !words; i++)
+		words = isalpha((unsigned char)s[i]);
 	static const char *const load_words[] = { "load", "shard", "capturing" };
 	static const char *const prep_words[] = { "fetch", "download", "map", "token", "filter", "generat",
 						  "extract", "convert", "process", "upload", "saving", "packing" };
-	for (size_t i = 0; i < sizeof load_words / sizeof load_words[0]; i++)
+	for (size_t i = 0; words && i < sizeof load_words / sizeof load_words[0]; i++)
 		if (has_ci(s, dl, load_words[i])) {
 			mark_progress(p, SP_PHASE_LOAD, "while loading, by its progress bar");
 			return;
 		}
-	for (size_t i = 0; i < sizeof prep_words / sizeof prep_words[0]; i++)
+	for (size_t i = 0; words && i < sizeof prep_words / sizeof prep_words[0]; i++)
 		if (has_ci(s, dl, prep_words[i]))
 			return;
 	/* a serving engine's bars (requests, prompts, warm-up) are not training steps */
@@ -665,6 +670,13 @@ static bool is_sigkill(const char *s, size_t n)
 }
 
 static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
+
+/* the letters of bytes 64..127 (word 1 of a byte set) but tqdm's i t s B k M G */
+#define LETTERS_W1 0x07FFFFFE07FFFFFEULL
+#define TQDM_LETTERS_W1                                                                            \
+	((1ULL << ('i' - 64)) | (1ULL << ('t' - 64)) | (1ULL << ('s' - 64)) | (1ULL << ('B' - 64)) | \
+	 (1ULL << ('k' - 64)) | (1ULL << ('M' - 64)) | (1ULL << ('G' - 64)))
+#define TEXT_LETTERS (LETTERS_W1 & ~TQDM_LETTERS_W1)
 
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
@@ -867,6 +879,25 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		i0++;
 	if (i0 == n)
 		return;
+
+	/* Most lines of a long log are tqdm redraws: " 12%|#    | 1234/10000 [01:00<05:00,
+	 * 3.00s/it]". A line whose only letters are tqdm's (i t s B k M G: "it/s", "s/it",
+	 * "MB/s", "GiB") cannot hold any needle below but tqdm's own ("%|", "it/s",
+	 * "s/it", "["): every other needle has a letter outside that set (keep it so).
+	 * Such a line only ends a traceback and moves the progress. */
+	if (!(line_bytes && (line_bytes[1] & TEXT_LETTERS))) {
+		if (p->in_tb) {
+			if (indented) {
+				p->tb_frames = true;
+				return;
+			}
+			if (p->tb_frames)
+				p->in_tb = false;
+		}
+		if (HAS(s, n, "%|"))
+			tqdm_line(p, s, n);
+		return;
+	}
 
 	if (HAS(s, n, "Traceback (most recent call last)")) {
 		p->in_tb = true;
