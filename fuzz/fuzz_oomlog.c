@@ -46,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!(p.trainable_pct >= 0 && p.trainable_pct <= 100.0001))
 		abort();
-	if (p.kv_negative && p.fig.kv_available.why == SP_OK && p.fig.kv_available.v != 0)
+	if (p.kind == SP_OOM_VLLM_KV && strstr(p.evidence, "Available KV cache memory: -") &&
+	    (p.fig.kv_available.why != SP_OK || p.fig.kv_available.v != 0 || !p.kv_negative))
 		abort();
 
 	static struct sp_sample s;
