@@ -177,12 +177,11 @@ static inline __attribute__((always_inline)) const char *has_nd(const char *s, s
 {
 	if (nd->len > n)
 		return NULL;
-	if (line_bytes && (nd->key & ~line_bigrams[nd->key_word]))
-		return NULL;
-	if (line_bytes && ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
-			   (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3]) |
-			   (nd->bg[0] & ~line_bigrams[0]) | (nd->bg[1] & ~line_bigrams[1]) |
-			   (nd->bg[2] & ~line_bigrams[2]) | (nd->bg[3] & ~line_bigrams[3])))
+	if (line_bigrams && ((nd->key & ~line_bigrams[nd->key_word]) ||
+			     ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
+			      (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3]) |
+			      (nd->bg[0] & ~line_bigrams[0]) | (nd->bg[1] & ~line_bigrams[1]) |
+			      (nd->bg[2] & ~line_bigrams[2]) | (nd->bg[3] & ~line_bigrams[3]))))
 		return NULL;
 	return memmem(s, n, nd->s, nd->len);
 }
@@ -599,17 +598,39 @@ static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
 	}
 }
 
+/* tqdm's "%|" (the first), without the needle machinery: the hot path of a long log */
+static const char *pct_bar(const char *s, size_t n)
+{
+	for (const char *q = s; (q = memchr(q, '|', (size_t)(s + n - q))); q++)
+		if (q > s && q[-1] == '%')
+			return q - 1;
+	return NULL;
+}
+
+/* tqdm's rate: "it/s" or "s/it" */
+static bool tqdm_rate(const char *s, size_t n)
+{
+	const char *e = s + n;
+	for (const char *q = s; (q = memchr(q, '/', (size_t)(e - q))); q++) {
+		if (q - s >= 2 && q[-2] == 'i' && q[-1] == 't' && q + 1 < e && q[1] == 's')
+			return true;
+		if (q > s && q[-1] == 's' && e - q >= 3 && q[1] == 'i' && q[2] == 't')
+			return true;
+	}
+	return false;
+}
+
 /* tqdm: "desc:  30%|███       | 30/100 [00:10<00:23,  3.00it/s]" */
 static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 {
-	if (!(HAS(s, n, "it/s") || HAS(s, n, "s/it")))
+	if (!tqdm_rate(s, n))
 		return;
 	if (p->progress == SP_PHASE_SERVE)
 		return;
 	const char *bar = memchr(s, '|', n);
 	if (!bar)
 		return;
-	const char *br = HAS(bar, (size_t)(s + n - bar), "[");
+	const char *br = memchr(bar, '[', (size_t)(s + n - bar));
 	const char *sl = br ? memchr(bar, '/', (size_t)(br - bar)) : NULL;
 	if (!sl)
 		return;
@@ -678,12 +699,60 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
 	 (1ULL << ('k' - 64)) | (1ULL << ('M' - 64)) | (1ULL << ('G' - 64)))
 #define TEXT_LETTERS (LETTERS_W1 & ~TQDM_LETTERS_W1)
 
+/* The bytes of a line as a 256-bit set; four accumulators keep the updates
+ * independent (one would chain every byte through the same word). */
+static void byte_set(const unsigned char *l, size_t n, uint64_t out[4])
+{
+	uint64_t a[4] = { 0 }, b[4] = { 0 }, c[4] = { 0 }, d[4] = { 0 };
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		a[l[i] >> 6] |= 1ULL << (l[i] & 63);
+		b[l[i + 1] >> 6] |= 1ULL << (l[i + 1] & 63);
+		c[l[i + 2] >> 6] |= 1ULL << (l[i + 2] & 63);
+		d[l[i + 3] >> 6] |= 1ULL << (l[i + 3] & 63);
+	}
+	for (; i < n; i++)
+		a[l[i] >> 6] |= 1ULL << (l[i] & 63);
+	for (int w = 0; w < 4; w++)
+		out[w] = a[w] | b[w] | c[w] | d[w];
+}
+
+/* its adjacent byte pairs, hashed into 256 bits (bigram_bit) */
+static void bigram_set(const unsigned char *l, size_t n, uint64_t out[4])
+{
+	uint64_t a[4] = { 0 }, b[4] = { 0 }, c[4] = { 0 }, d[4] = { 0 };
+	size_t i = 1;
+	for (; i + 4 <= n; i += 4) {
+		unsigned g0 = bigram_bit(l[i - 1], l[i]), g1 = bigram_bit(l[i], l[i + 1]);
+		unsigned g2 = bigram_bit(l[i + 1], l[i + 2]), g3 = bigram_bit(l[i + 2], l[i + 3]);
+		a[g0 >> 6] |= 1ULL << (g0 & 63);
+		b[g1 >> 6] |= 1ULL << (g1 & 63);
+		c[g2 >> 6] |= 1ULL << (g2 & 63);
+		d[g3 >> 6] |= 1ULL << (g3 & 63);
+	}
+	for (; i < n; i++) {
+		unsigned g = bigram_bit(l[i - 1], l[i]);
+		a[g >> 6] |= 1ULL << (g & 63);
+	}
+	for (int w = 0; w < 4; w++)
+		out[w] = a[w] | b[w] | c[w] | d[w];
+}
+
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
+	/* the byte set first; the bigrams only for a line that needs the needles
+	 * (classify_line asks for them past its tqdm fast path) */
+	byte_set((const unsigned char *)p->line, p->len, p->line_set);
 	line_bytes = p->line_set;
-	line_bigrams = p->line_bigrams;
+	line_bigrams = NULL;
 	classify_line(p, s, n);
 	line_bytes = line_bigrams = NULL;
+}
+
+static void need_bigrams(struct sp_oomlog *p)
+{
+	bigram_set((const unsigned char *)p->line, p->len, p->line_bigrams);
+	line_bigrams = p->line_bigrams;
 }
 
 /* which program wrote the log: a serving engine's own lines (Ollama wraps
@@ -885,7 +954,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	 * "MB/s", "GiB") cannot hold any needle below but tqdm's own ("%|", "it/s",
 	 * "s/it", "["): every other needle has a letter outside that set (keep it so).
 	 * Such a line only ends a traceback and moves the progress. */
-	if (!(line_bytes && (line_bytes[1] & TEXT_LETTERS))) {
+	if (!(line_bytes[1] & TEXT_LETTERS)) {
 		if (p->in_tb) {
 			if (indented) {
 				p->tb_frames = true;
@@ -894,10 +963,11 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			if (p->tb_frames)
 				p->in_tb = false;
 		}
-		if (HAS(s, n, "%|"))
+		if (pct_bar(s, n))
 			tqdm_line(p, s, n);
 		return;
 	}
+	need_bigrams(p);
 
 	if (HAS(s, n, "Traceback (most recent call last)")) {
 		p->in_tb = true;
@@ -1060,7 +1130,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		   HAS(s, n, "{'eval_loss'") || HAS(s, n, "***** Running training *****") ||
 		   HAS(s, n, "***** Running Evaluation *****")) {
 		mark_progress(p, SP_PHASE_STEP, "after training steps began, by the Trainer's log");
-	} else if (HAS(s, n, "%|")) {
+	} else if (pct_bar(s, n)) {
 		tqdm_line(p, s, n);
 	}
 	uint64_t v;
@@ -1082,8 +1152,6 @@ static void end_line(struct sp_oomlog *p)
 	if (p->cut)
 		p->long_lines++;
 	p->len = 0;
-	memset(p->line_set, 0, sizeof p->line_set);
-	memset(p->line_bigrams, 0, sizeof p->line_bigrams);
 	p->cut = false;
 }
 
@@ -1093,35 +1161,24 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 	uint64_t h = p->sig;
 	size_t i = 0;
 	while (i < len) {
-		/* the common case: a run of printable bytes, copied to the line
-		 * (while it fits) with the hash and the line's byte set */
+		/* the common case: a run of printable bytes, hashed, then copied to
+		 * the line while it fits (the line's byte sets are made once, when
+		 * it ends) */
 		if (!p->esc) {
-			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
-			char *dst = p->line + p->len;
-			uint64_t set[4], bg[4];
-			memcpy(set, p->line_set, sizeof set);
-			memcpy(bg, p->line_bigrams, sizeof bg);
-			unsigned char prev = p->len ? (unsigned char)p->line[p->len - 1] : 0;
-			size_t k = 0;
+			size_t start = i;
 			while (i < len) {
 				unsigned char c = b[i];
 				if (c < 0x20 || c == 0x7f)
 					break;
 				h = (h ^ c) * 0x100000001b3ULL;
-				if (k < room) {
-					dst[k++] = (char)c;
-					set[c >> 6] |= 1ULL << (c & 63);
-					unsigned g = bigram_bit(prev, c);
-					bg[g >> 6] |= 1ULL << (g & 63);
-					prev = c;
-				} else {
-					p->cut = true;
-				}
 				i++;
 			}
-			memcpy(p->line_set, set, sizeof set);
-			memcpy(p->line_bigrams, bg, sizeof bg);
+			size_t run = i - start, room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
+			size_t k = run < room ? run : room;
+			memcpy(p->line + p->len, b + start, k);
 			p->len += k;
+			if (k < run)
+				p->cut = true;
 			if (i >= len)
 				break;
 		}
@@ -1167,12 +1224,7 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			c = ' ';
 		}
 		if (p->len < SP_OOMLOG_WINDOW) {
-			if (p->len) {
-				unsigned g = bigram_bit((unsigned char)p->line[p->len - 1], c);
-				p->line_bigrams[g >> 6] |= 1ULL << (g & 63);
-			}
 			p->line[p->len++] = (char)c;
-			p->line_set[c >> 6] |= 1ULL << (c & 63);
 		} else {
 			p->cut = true;
 		}
