@@ -398,7 +398,9 @@ static void set_model(struct sp_oomlog *p, const char *q, const char *end, unsig
 	}
 	while (o && buf[o - 1] == ' ')
 		o--;
-	if (o == 0 || (hf_cache && !slash))
+	buf[o] = 0;
+	/* Ollama's runner is given a content-addressed blob: a file, not a name */
+	if (o == 0 || (hf_cache && !slash) || strstr(buf, "blobs/sha256"))
 		return;
 	memcpy(p->model, buf, o);
 	p->model[o] = 0;

@@ -378,10 +378,11 @@ static void serving(void **st)
 	/* Ollama serves, then loads another model into a new runner: that load failing is load */
 	classify_all(&p, "time=x level=INFO source=server.go:600 msg=\"llama runner started in 4.51 seconds\"\n"
 			 "[GIN] 2026/11/29 - 10:01:00 | 200 |  3.2s |  127.0.0.1 | POST \"/api/chat\"\n"
-			 "time=y level=INFO source=server.go:380 msg=\"starting llama server\" cmd=\"ollama runner --model /x\"\n"
+			 "time=y level=INFO source=server.go:380 msg=\"starting llama server\" cmd=\"ollama runner --model /root/.ollama/models/blobs/sha256-0ff7b3\"\n"
 			 "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory\n");
 	assert_int_equal(p.kind, SP_OOM_OLLAMA);
 	assert_int_equal(p.phase, SP_PHASE_LOAD);
+	assert_string_equal(p.model, ""); /* the runner's --model is a blob, not a name */
 	/* a CUDA OOM in vLLM's profiling pass ("in forward") before serving is start-up, not a step */
 	classify_all(&p, "INFO 11-29 09:12:04 [api_server.py:1395] vLLM API server version 0.9.2\n"
 			 "Traceback (most recent call last):\n"
