@@ -895,6 +895,15 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 	struct sp_u64 am;
 	if (size_after(s, n, "avail mem=", &am))
 		p->avail_mem = am.v;
+	/* the weights' footprint: vLLM v1 "Model loading took 14.9889 GiB and 10.1 seconds",
+	 * v0 "Loading model weights took 26.4976 GB", SGLang's "mem usage=" at "Load weight end",
+	 * llama.cpp's "CUDA0 model buffer size = 18508.35 MiB" (the largest device) */
+	struct sp_u64 w;
+	if (size_after(s, n, "Model loading took", &w) || size_after(s, n, "Loading model weights took", &w) ||
+	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)))
+		p->weights_bytes = w.v;
+	else if (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes)
+		p->weights_bytes = w.v;
 }
 
 /* vLLM: "Available KV cache memory: -3.41 GiB" (at start-up, after profiling) */

@@ -91,6 +91,8 @@ struct sp_oomlog {
 	uint64_t max_num_seqs;        /* vLLM: max_num_seqs where printed */
 	bool kv_negative;             /* vLLM: "Available KV cache memory: -3.41 GiB" */
 	bool vllm_v1;                 /* vLLM v1 wording (EngineCore) seen */
+	uint64_t weights_bytes;       /* the weights' footprint the engine reported: vLLM "Model loading took X GiB",
+				       * SGLang "Load weight end ... mem usage=X GB", llama.cpp "CUDA0 model buffer size = X MiB" */
 
 	/* ---- parser state ---- */
 	char line[SP_OOMLOG_WINDOW + 1];

@@ -66,6 +66,7 @@ static void same(const struct sp_oomlog *a, const struct sp_oomlog *b)
 	assert_int_equal(a->max_model_len, b->max_model_len);
 	assert_int_equal(a->est_max_model_len, b->est_max_model_len);
 	assert_int_equal(a->max_num_seqs, b->max_num_seqs);
+	assert_int_equal(a->weights_bytes, b->weights_bytes);
 	assert_int_equal(a->kv_negative, b->kv_negative);
 	assert_int_equal(a->vllm_v1, b->vllm_v1);
 	assert_string_equal(a->phase_why, b->phase_why);
@@ -102,6 +103,7 @@ static bool fact(const struct sp_oomlog *p, const char *name, unsigned long long
 		{ "max_model_len", offsetof(struct sp_oomlog, max_model_len) },
 		{ "est_max_model_len", offsetof(struct sp_oomlog, est_max_model_len) },
 		{ "max_num_seqs", offsetof(struct sp_oomlog, max_num_seqs) },
+		{ "weights", offsetof(struct sp_oomlog, weights_bytes) },
 	};
 	for (size_t i = 0; i < sizeof u64s / sizeof u64s[0]; i++)
 		if (strcmp(name, u64s[i].name) == 0) {
