@@ -271,12 +271,12 @@ size_t sp_oomlog_parse_size(const char *s, uint64_t *bytes)
 }
 
 /* the size that follows `key` in the line */
-static bool size_after(const char *s, size_t n, const char *key, struct sp_u64 *out)
+static bool size_after_nd(const char *s, size_t n, const struct needle *key, struct sp_u64 *out)
 {
-	const char *k = has(s, n, key);
+	const char *k = has_nd(s, n, key);
 	if (!k)
 		return false;
-	const char *p = k + strlen(key);
+	const char *p = k + key->len;
 	while (*p == ' ')
 		p++;
 	uint64_t b;
@@ -288,9 +288,9 @@ static bool size_after(const char *s, size_t n, const char *key, struct sp_u64 *
 }
 
 /* the size that ends right before `key` ("14.56 GiB already allocated") */
-static bool size_before(const char *s, size_t n, const char *key, uint64_t *out)
+static bool size_before_nd(const char *s, size_t n, const struct needle *key, uint64_t *out)
 {
-	const char *k = has(s, n, key);
+	const char *k = has_nd(s, n, key);
 	if (!k)
 		return false;
 	/* walk back over spaces, the unit, spaces, the number */
@@ -305,6 +305,10 @@ static bool size_before(const char *s, size_t n, const char *key, uint64_t *out)
 		p--;
 	return sp_oomlog_parse_size(p, out) > 0;
 }
+
+/* measured once at each call site, like HAS */
+#define size_after(s, n, lit, out) size_after_nd((s), (n), NEEDLE(lit), (out))
+#define size_before(s, n, lit, out) size_before_nd((s), (n), NEEDLE(lit), (out))
 
 static uint64_t number_after_nd(const char *s, size_t n, const struct needle *key)
 {
