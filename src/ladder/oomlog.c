@@ -698,6 +698,11 @@ static bool is_sigkill(const char *s, size_t n)
 
 static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
 
+static inline bool ctrl_byte(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
 /* the letters of bytes 64..127 (word 1 of a byte set) but tqdm's i t s B k M G */
 #define LETTERS_W1 0x07FFFFFE07FFFFFEULL
 #define TQDM_LETTERS_W1                                                                            \
@@ -705,60 +710,12 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
 	 (1ULL << ('k' - 64)) | (1ULL << ('M' - 64)) | (1ULL << ('G' - 64)))
 #define TEXT_LETTERS (LETTERS_W1 & ~TQDM_LETTERS_W1)
 
-/* The bytes of a line as a 256-bit set; four accumulators keep the updates
- * independent (one would chain every byte through the same word). */
-static void byte_set(const unsigned char *l, size_t n, uint64_t out[4])
-{
-	uint64_t a[4] = { 0 }, b[4] = { 0 }, c[4] = { 0 }, d[4] = { 0 };
-	size_t i = 0;
-	for (; i + 4 <= n; i += 4) {
-		a[l[i] >> 6] |= 1ULL << (l[i] & 63);
-		b[l[i + 1] >> 6] |= 1ULL << (l[i + 1] & 63);
-		c[l[i + 2] >> 6] |= 1ULL << (l[i + 2] & 63);
-		d[l[i + 3] >> 6] |= 1ULL << (l[i + 3] & 63);
-	}
-	for (; i < n; i++)
-		a[l[i] >> 6] |= 1ULL << (l[i] & 63);
-	for (int w = 0; w < 4; w++)
-		out[w] = a[w] | b[w] | c[w] | d[w];
-}
-
-/* its adjacent byte pairs, hashed into 256 bits (bigram_bit) */
-static void bigram_set(const unsigned char *l, size_t n, uint64_t out[4])
-{
-	uint64_t a[4] = { 0 }, b[4] = { 0 }, c[4] = { 0 }, d[4] = { 0 };
-	size_t i = 1;
-	for (; i + 4 <= n; i += 4) {
-		unsigned g0 = bigram_bit(l[i - 1], l[i]), g1 = bigram_bit(l[i], l[i + 1]);
-		unsigned g2 = bigram_bit(l[i + 1], l[i + 2]), g3 = bigram_bit(l[i + 2], l[i + 3]);
-		a[g0 >> 6] |= 1ULL << (g0 & 63);
-		b[g1 >> 6] |= 1ULL << (g1 & 63);
-		c[g2 >> 6] |= 1ULL << (g2 & 63);
-		d[g3 >> 6] |= 1ULL << (g3 & 63);
-	}
-	for (; i < n; i++) {
-		unsigned g = bigram_bit(l[i - 1], l[i]);
-		a[g >> 6] |= 1ULL << (g & 63);
-	}
-	for (int w = 0; w < 4; w++)
-		out[w] = a[w] | b[w] | c[w] | d[w];
-}
-
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
-	/* the byte set first; the bigrams only for a line that needs the needles
-	 * (classify_line asks for them past its tqdm fast path) */
-	byte_set((const unsigned char *)p->line, p->len, p->line_set);
 	line_bytes = p->line_set;
-	line_bigrams = NULL;
+	line_bigrams = p->line_bigrams;
 	classify_line(p, s, n);
 	line_bytes = line_bigrams = NULL;
-}
-
-static void need_bigrams(struct sp_oomlog *p)
-{
-	bigram_set((const unsigned char *)p->line, p->len, p->line_bigrams);
-	line_bigrams = p->line_bigrams;
 }
 
 /* which program wrote the log: a serving engine's own lines (Ollama wraps
@@ -982,7 +939,6 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			tqdm_line(p, s, n);
 		return;
 	}
-	need_bigrams(p);
 
 	if (HAS(s, n, "Traceback (most recent call last)")) {
 		p->in_tb = true;
@@ -1167,6 +1123,8 @@ static void end_line(struct sp_oomlog *p)
 	if (p->cut)
 		p->long_lines++;
 	p->len = 0;
+	memset(p->line_set, 0, sizeof p->line_set);
+	memset(p->line_bigrams, 0, sizeof p->line_bigrams);
 	p->cut = false;
 }
 
@@ -1176,24 +1134,61 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 	uint64_t h = p->sig;
 	size_t i = 0;
 	while (i < len) {
-		/* the common case: a run of printable bytes, hashed, then copied to
-		 * the line while it fits (the line's byte sets are made once, when
-		 * it ends) */
+		/* the common case: a run of printable bytes. While it fits in the
+		 * window each byte is hashed, copied, and added to the line's byte
+		 * and bigram sets; two sets of accumulators (even and odd bytes)
+		 * keep those updates off one chain, so they hide under the hash's
+		 * own latency. Past the window only the hash. */
 		if (!p->esc) {
-			size_t start = i;
-			while (i < len) {
-				unsigned char c = b[i];
-				if (c < 0x20 || c == 0x7f)
+			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
+			size_t lim = len - i < room ? len - i : room;
+			const unsigned char *q = b + i;
+			char *dst = p->line + p->len;
+			uint64_t s0[4], s1[4] = { 0 }, g0[4], g1[4] = { 0 };
+			memcpy(s0, p->line_set, sizeof s0);
+			memcpy(g0, p->line_bigrams, sizeof g0);
+			unsigned char prev = p->len ? (unsigned char)p->line[p->len - 1] : 0;
+			size_t k = 0;
+			for (; k + 2 <= lim; k += 2) {
+				unsigned char c0 = q[k], c1 = q[k + 1];
+				if (ctrl_byte(c0) || ctrl_byte(c1))
 					break;
-				h = (h ^ c) * 0x100000001b3ULL;
-				i++;
+				h = (h ^ c0) * 0x100000001b3ULL;
+				h = (h ^ c1) * 0x100000001b3ULL;
+				dst[k] = (char)c0;
+				dst[k + 1] = (char)c1;
+				s0[c0 >> 6] |= 1ULL << (c0 & 63);
+				s1[c1 >> 6] |= 1ULL << (c1 & 63);
+				unsigned ga = bigram_bit(prev, c0), gb = bigram_bit(c0, c1);
+				g0[ga >> 6] |= 1ULL << (ga & 63);
+				g1[gb >> 6] |= 1ULL << (gb & 63);
+				prev = c1;
 			}
-			size_t run = i - start, room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
-			size_t k = run < room ? run : room;
-			memcpy(p->line + p->len, b + start, k);
+			for (; k < lim && !ctrl_byte(q[k]); k++) {
+				unsigned char c = q[k];
+				h = (h ^ c) * 0x100000001b3ULL;
+				dst[k] = (char)c;
+				s0[c >> 6] |= 1ULL << (c & 63);
+				unsigned g = bigram_bit(prev, c);
+				g0[g >> 6] |= 1ULL << (g & 63);
+				prev = c;
+			}
+			for (int w = 0; w < 4; w++) {
+				p->line_set[w] = s0[w] | s1[w];
+				p->line_bigrams[w] = g0[w] | g1[w];
+			}
 			p->len += k;
-			if (k < run)
-				p->cut = true;
+			i += k;
+			if (k == lim) {
+				/* the window is full (or the buffer ended): the rest of the run is only hashed */
+				size_t start = i;
+				while (i < len && !ctrl_byte(b[i])) {
+					h = (h ^ b[i]) * 0x100000001b3ULL;
+					i++;
+				}
+				if (i > start)
+					p->cut = true;
+			}
 			if (i >= len)
 				break;
 		}
@@ -1239,7 +1234,12 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			c = ' ';
 		}
 		if (p->len < SP_OOMLOG_WINDOW) {
+			if (p->len) {
+				unsigned g = bigram_bit((unsigned char)p->line[p->len - 1], c);
+				p->line_bigrams[g >> 6] |= 1ULL << (g & 63);
+			}
 			p->line[p->len++] = (char)c;
+			p->line_set[c >> 6] |= 1ULL << (c & 63);
 		} else {
 			p->cut = true;
 		}

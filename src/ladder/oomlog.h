@@ -97,7 +97,7 @@ struct sp_oomlog {
 	/* ---- parser state ---- */
 	char line[SP_OOMLOG_WINDOW + 1];
 	size_t len;
-	uint64_t line_set[4];         /* the bytes present in line[0..len), made when it ends (a needle pre-filter) */
+	uint64_t line_set[4];         /* the bytes present in line[0..len) (a needle pre-filter) */
 	uint64_t line_bigrams[4];     /* its adjacent byte pairs, hashed to 256 bits (the same) */
 	bool cut;
 	int esc;                      /* ANSI escape state */
