@@ -200,7 +200,13 @@ static const char *has(const char *s, size_t n, const char *needle)
 			needle_init(&nd_, lit);         \
 		(const struct needle *)&nd_;            \
 	})
-#define HAS(s, n, lit) has_nd((s), (n), NEEDLE(lit))
+/* The first and last bigrams of a literal are constants: two bit tests on the
+ * line's bigrams reject most lines before the needle is even looked up. */
+#define LIT_BG_(lit, i) ((((unsigned)(unsigned char)(lit)[i] * 31u) + (unsigned char)(lit)[(i) + 1]) & 255u)
+#define LINE_BG_(k) ((line_bigrams[(k) >> 6] >> ((k) & 63)) & 1)
+#define MAY_HAVE(lit) \
+	(sizeof(lit) < 3 || !line_bigrams || (LINE_BG_(LIT_BG_(lit, 0)) && LINE_BG_(LIT_BG_(lit, sizeof(lit) - 3))))
+#define HAS(s, n, lit) (MAY_HAVE(lit) ? has_nd((s), (n), NEEDLE(lit)) : (const char *)NULL)
 
 static bool line_has_byte(unsigned char c)
 {
@@ -216,6 +222,17 @@ static const char *has_ci(const char *s, size_t n, const char *needle)
 		for (size_t i = 0; i < m; i++) {
 			unsigned char c = (unsigned char)needle[i];
 			if (!line_has_byte((unsigned char)tolower(c)) && !line_has_byte((unsigned char)toupper(c)))
+				return NULL;
+		}
+	/* each adjacent pair, in one of its cases, among the line's bigrams */
+	if (line_bigrams)
+		for (size_t i = 1; i < m; i++) {
+			unsigned char a = (unsigned char)needle[i - 1], b = (unsigned char)needle[i];
+			unsigned char al = (unsigned char)tolower(a), au = (unsigned char)toupper(a);
+			unsigned char bl = (unsigned char)tolower(b), bu = (unsigned char)toupper(b);
+			unsigned g0 = bigram_bit(al, bl), g1 = bigram_bit(al, bu), g2 = bigram_bit(au, bl), g3 = bigram_bit(au, bu);
+			if (!((line_bigrams[g0 >> 6] >> (g0 & 63)) & 1) && !((line_bigrams[g1 >> 6] >> (g1 & 63)) & 1) &&
+			    !((line_bigrams[g2 >> 6] >> (g2 & 63)) & 1) && !((line_bigrams[g3 >> 6] >> (g3 & 63)) & 1))
 				return NULL;
 		}
 	const int first = tolower((unsigned char)needle[0]);
@@ -307,8 +324,16 @@ static bool size_before_nd(const char *s, size_t n, const struct needle *key, ui
 }
 
 /* measured once at each call site, like HAS */
-#define size_after(s, n, lit, out) size_after_nd((s), (n), NEEDLE(lit), (out))
-#define size_before(s, n, lit, out) size_before_nd((s), (n), NEEDLE(lit), (out))
+#define size_after(s, n, lit, out)                                                    \
+	({                                                                            \
+		bool sa_ = MAY_HAVE(lit) && size_after_nd((s), (n), NEEDLE(lit), (out)); \
+		sa_;                                                                  \
+	})
+#define size_before(s, n, lit, out)                                                    \
+	({                                                                             \
+		bool sb_ = MAY_HAVE(lit) && size_before_nd((s), (n), NEEDLE(lit), (out)); \
+		sb_;                                                                   \
+	})
 
 static uint64_t number_after_nd(const char *s, size_t n, const struct needle *key)
 {
@@ -326,7 +351,7 @@ static uint64_t number_after_nd(const char *s, size_t n, const struct needle *ke
 	return v;
 }
 
-#define number_after(s, n, lit) number_after_nd((s), (n), NEEDLE(lit))
+#define number_after(s, n, lit) (MAY_HAVE(lit) ? number_after_nd((s), (n), NEEDLE(lit)) : 0)
 
 /* a count with thousands separators ("6,742,609,920"), 0 for none */
 static uint64_t count_at(const char *p)
@@ -348,7 +373,7 @@ static uint64_t count_after_nd(const char *s, size_t n, const struct needle *key
 	return k ? count_at(k + key->len) : 0;
 }
 
-#define count_after(s, n, lit) count_after_nd((s), (n), NEEDLE(lit))
+#define count_after(s, n, lit) (MAY_HAVE(lit) ? count_after_nd((s), (n), NEEDLE(lit)) : 0)
 
 /* a percentage ("0.0622", "100") at p; -1 for none */
 static double pct_at(const char *p)
@@ -722,6 +747,14 @@ static void classify(struct sp_oomlog *p, const char *s, size_t n)
  * llama.cpp and SGLang may import vLLM: those two replace the other) */
 static void engine_line(struct sp_oomlog *p, const char *s, size_t n)
 {
+	/* settled: nothing replaces Ollama, SGLang or TGI, nor vLLM once its v1 wording is seen */
+	if (p->engine == SP_ENGINE_OLLAMA || p->engine == SP_ENGINE_SGLANG || p->engine == SP_ENGINE_TGI)
+		return;
+	if (p->engine == SP_ENGINE_VLLM && p->vllm_v1) {
+		if (HAS(s, n, "sglang") || HAS(s, n, "ServerArgs("))
+			p->engine = SP_ENGINE_SGLANG;
+		return;
+	}
 	enum sp_log_engine e = SP_ENGINE_UNKNOWN;
 	if (HAS(s, n, "ollama") || (HAS(s, n, "level=") && HAS(s, n, "source=") && HAS(s, n, "msg=")))
 		e = SP_ENGINE_OLLAMA;
