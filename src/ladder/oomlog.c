@@ -177,12 +177,11 @@ static inline __attribute__((always_inline)) const char *has_nd(const char *s, s
 {
 	if (nd->len > n)
 		return NULL;
-	if (line_bytes && (nd->key & ~line_bigrams[nd->key_word]))
-		return NULL;
-	if (line_bytes && ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
-			   (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3]) |
-			   (nd->bg[0] & ~line_bigrams[0]) | (nd->bg[1] & ~line_bigrams[1]) |
-			   (nd->bg[2] & ~line_bigrams[2]) | (nd->bg[3] & ~line_bigrams[3])))
+	if (line_bigrams && ((nd->key & ~line_bigrams[nd->key_word]) ||
+			     ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
+			      (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3]) |
+			      (nd->bg[0] & ~line_bigrams[0]) | (nd->bg[1] & ~line_bigrams[1]) |
+			      (nd->bg[2] & ~line_bigrams[2]) | (nd->bg[3] & ~line_bigrams[3]))))
 		return NULL;
 	return memmem(s, n, nd->s, nd->len);
 }
@@ -201,7 +200,13 @@ static const char *has(const char *s, size_t n, const char *needle)
 			needle_init(&nd_, lit);         \
 		(const struct needle *)&nd_;            \
 	})
-#define HAS(s, n, lit) has_nd((s), (n), NEEDLE(lit))
+/* The first and last bigrams of a literal are constants: two bit tests on the
+ * line's bigrams reject most lines before the needle is even looked up. */
+#define LIT_BG_(lit, i) ((((unsigned)(unsigned char)(lit)[i] * 31u) + (unsigned char)(lit)[(i) + 1]) & 255u)
+#define LINE_BG_(k) ((line_bigrams[(k) >> 6] >> ((k) & 63)) & 1)
+#define MAY_HAVE(lit) \
+	(sizeof(lit) < 3 || !line_bigrams || (LINE_BG_(LIT_BG_(lit, 0)) && LINE_BG_(LIT_BG_(lit, sizeof(lit) - 3))))
+#define HAS(s, n, lit) (MAY_HAVE(lit) ? has_nd((s), (n), NEEDLE(lit)) : (const char *)NULL)
 
 static bool line_has_byte(unsigned char c)
 {
@@ -217,6 +222,17 @@ static const char *has_ci(const char *s, size_t n, const char *needle)
 		for (size_t i = 0; i < m; i++) {
 			unsigned char c = (unsigned char)needle[i];
 			if (!line_has_byte((unsigned char)tolower(c)) && !line_has_byte((unsigned char)toupper(c)))
+				return NULL;
+		}
+	/* each adjacent pair, in one of its cases, among the line's bigrams */
+	if (line_bigrams)
+		for (size_t i = 1; i < m; i++) {
+			unsigned char a = (unsigned char)needle[i - 1], b = (unsigned char)needle[i];
+			unsigned char al = (unsigned char)tolower(a), au = (unsigned char)toupper(a);
+			unsigned char bl = (unsigned char)tolower(b), bu = (unsigned char)toupper(b);
+			unsigned g0 = bigram_bit(al, bl), g1 = bigram_bit(al, bu), g2 = bigram_bit(au, bl), g3 = bigram_bit(au, bu);
+			if (!((line_bigrams[g0 >> 6] >> (g0 & 63)) & 1) && !((line_bigrams[g1 >> 6] >> (g1 & 63)) & 1) &&
+			    !((line_bigrams[g2 >> 6] >> (g2 & 63)) & 1) && !((line_bigrams[g3 >> 6] >> (g3 & 63)) & 1))
 				return NULL;
 		}
 	const int first = tolower((unsigned char)needle[0]);
@@ -272,12 +288,12 @@ size_t sp_oomlog_parse_size(const char *s, uint64_t *bytes)
 }
 
 /* the size that follows `key` in the line */
-static bool size_after(const char *s, size_t n, const char *key, struct sp_u64 *out)
+static bool size_after_nd(const char *s, size_t n, const struct needle *key, struct sp_u64 *out)
 {
-	const char *k = has(s, n, key);
+	const char *k = has_nd(s, n, key);
 	if (!k)
 		return false;
-	const char *p = k + strlen(key);
+	const char *p = k + key->len;
 	while (*p == ' ')
 		p++;
 	uint64_t b;
@@ -289,9 +305,9 @@ static bool size_after(const char *s, size_t n, const char *key, struct sp_u64 *
 }
 
 /* the size that ends right before `key` ("14.56 GiB already allocated") */
-static bool size_before(const char *s, size_t n, const char *key, uint64_t *out)
+static bool size_before_nd(const char *s, size_t n, const struct needle *key, uint64_t *out)
 {
-	const char *k = has(s, n, key);
+	const char *k = has_nd(s, n, key);
 	if (!k)
 		return false;
 	/* walk back over spaces, the unit, spaces, the number */
@@ -306,6 +322,18 @@ static bool size_before(const char *s, size_t n, const char *key, uint64_t *out)
 		p--;
 	return sp_oomlog_parse_size(p, out) > 0;
 }
+
+/* measured once at each call site, like HAS */
+#define size_after(s, n, lit, out)                                                    \
+	({                                                                            \
+		bool sa_ = MAY_HAVE(lit) && size_after_nd((s), (n), NEEDLE(lit), (out)); \
+		sa_;                                                                  \
+	})
+#define size_before(s, n, lit, out)                                                    \
+	({                                                                             \
+		bool sb_ = MAY_HAVE(lit) && size_before_nd((s), (n), NEEDLE(lit), (out)); \
+		sb_;                                                                   \
+	})
 
 static uint64_t number_after_nd(const char *s, size_t n, const struct needle *key)
 {
@@ -323,7 +351,99 @@ static uint64_t number_after_nd(const char *s, size_t n, const struct needle *ke
 	return v;
 }
 
-#define number_after(s, n, lit) number_after_nd((s), (n), NEEDLE(lit))
+#define number_after(s, n, lit) (MAY_HAVE(lit) ? number_after_nd((s), (n), NEEDLE(lit)) : 0)
+
+/* a count with thousands separators ("6,742,609,920"), 0 for none */
+static uint64_t count_at(const char *p)
+{
+	while (*p == ' ' || *p == '=' || *p == ':')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	uint64_t v = 0;
+	for (int i = 0; i < 24 && (isdigit((unsigned char)*p) || (*p == ',' && isdigit((unsigned char)p[1]))); p++, i++)
+		if (*p != ',' && v < UINT64_MAX / 10)
+			v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+static uint64_t count_after_nd(const char *s, size_t n, const struct needle *key)
+{
+	const char *k = has_nd(s, n, key);
+	return k ? count_at(k + key->len) : 0;
+}
+
+#define count_after(s, n, lit) (MAY_HAVE(lit) ? count_after_nd((s), (n), NEEDLE(lit)) : 0)
+
+/* a percentage ("0.0622", "100") at p; -1 for none */
+static double pct_at(const char *p)
+{
+	while (*p == ' ' || *p == '=' || *p == ':' || *p == '(')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	char tmp[24];
+	size_t o = 0;
+	while (o + 1 < sizeof tmp && (isdigit((unsigned char)*p) || *p == '.'))
+		tmp[o++] = *p++;
+	tmp[o] = 0;
+	double v = strtod(tmp, NULL);
+	return isfinite(v) && v >= 0 && v <= 100.0001 ? v : -1;
+}
+
+/* The model's name at q, up to a quote, a comma, a bracket or (unless
+ * spaces) a space; printable ASCII only, bounded; a source of a higher rank
+ * replaces a lower one, the first of a rank stays. hf_cache: "models--org--name"
+ * becomes "org/name". */
+static void set_model(struct sp_oomlog *p, const char *q, const char *end, unsigned rank, bool spaces, bool hf_cache)
+{
+	if (rank <= p->model_rank)
+		return;
+	char buf[sizeof p->model];
+	size_t o = 0;
+	bool slash = false;
+	while (q < end && *q == ' ')
+		q++;
+	while (q < end && o + 1 < sizeof buf) {
+		unsigned char c = (unsigned char)*q;
+		if (c > 0x7e) {
+			buf[o++] = '?'; /* UTF-8 and the like: printable ASCII only */
+			q++;
+			continue;
+		}
+		if (c < 0x20 || c == '\'' || c == '"' || c == ',' || c == ')' || c == '(' || c == '}' ||
+		    c == '{' || c == '`' || (c == ' ' && !spaces))
+			break;
+		if (hf_cache && c == '/')
+			break;
+		if (hf_cache && !slash && c == '-' && q + 1 < end && q[1] == '-') {
+			buf[o++] = '/';
+			slash = true;
+			q += 2;
+			continue;
+		}
+		buf[o++] = (char)c;
+		q++;
+	}
+	while (o && buf[o - 1] == ' ')
+		o--;
+	buf[o] = 0;
+	/* Ollama's runner is given a content-addressed blob: a file, not a name */
+	if (o == 0 || (hf_cache && !slash) || strstr(buf, "blobs/sha256"))
+		return;
+	memcpy(p->model, buf, o);
+	p->model[o] = 0;
+	p->model_rank = rank;
+}
+
+/* "load_in_4bit=True", "'load_in_4bit': True", "\"load_in_4bit\": true" */
+static bool true_after(const char *k, const char *end)
+{
+	const char *q = k;
+	for (int i = 0; i < 6 && q < end && (*q == ' ' || *q == '=' || *q == ':' || *q == '\'' || *q == '"'); i++)
+		q++;
+	return end - q >= 4 && (memcmp(q, "True", 4) == 0 || memcmp(q, "true", 4) == 0);
+}
 
 /* ---- the figures in each message format ---------------------------------------- */
 
@@ -334,6 +454,8 @@ static void torch_figures(struct sp_oomlog *p, const char *s, size_t n)
 	unset(&f.total);
 	unset(&f.free);
 	unset(&f.reserved_unalloc);
+	unset(&f.kv_needed);
+	unset(&f.kv_available);
 	size_after(s, n, "Tried to allocate", &f.tried);
 	/* PyTorch >= 2.1: "GPU 0 has a total capacity of 119.70 GiB of which 1.23 GiB is free.
 	 * ... and 8.30 GiB is reserved by PyTorch but unallocated." */
@@ -435,9 +557,20 @@ static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_
 	unset(&p->fig.kv_available);
 	/* the phase of this failure: the traceback's innermost marker, else the
 	 * log's progress at the time */
-	if (k == SP_OOM_VLLM_STARTUP) {
+	if (k == SP_OOM_VLLM_STARTUP || k == SP_OOM_VLLM_KV) {
 		p->phase = SP_PHASE_LOAD;
-		set_why(p->phase_why, sizeof p->phase_why, "vLLM start-up (before serving)");
+		set_why(p->phase_why, sizeof p->phase_why,
+			k == SP_OOM_VLLM_KV ? "vLLM start-up: sizing the KV cache (before serving)"
+					    : "vLLM start-up (before serving)");
+	} else if (k == SP_OOM_SGLANG) {
+		p->phase = SP_PHASE_LOAD;
+		set_why(p->phase_why, sizeof p->phase_why, "SGLang start-up: sizing the memory pool (before serving)");
+	} else if (k == SP_OOM_TGI) {
+		p->phase = SP_PHASE_LOAD;
+		set_why(p->phase_why, sizeof p->phase_why, "text-generation-inference warm-up (before serving)");
+	} else if (p->progress == SP_PHASE_SERVE) {
+		p->phase = SP_PHASE_SERVE;
+		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
 	} else if (p->in_tb && p->tb_phase != SP_PHASE_UNKNOWN) {
 		p->phase = p->tb_phase;
 		snprintf(p->phase_why, sizeof p->phase_why, "%.39s in the traceback", p->tb_why);
@@ -452,6 +585,8 @@ static void mark_progress(struct sp_oomlog *p, enum sp_oom_phase ph, const char 
 {
 	p->progress = ph;
 	set_why(p->progress_why, sizeof p->progress_why, why);
+	if (ph == SP_PHASE_STEP)
+		p->trained = true;
 }
 
 static const char *const load_frames[] = {
@@ -494,30 +629,60 @@ static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
 	}
 }
 
+/* tqdm's "%|" (the first), without the needle machinery: the hot path of a long log */
+static const char *pct_bar(const char *s, size_t n)
+{
+	for (const char *q = s; (q = memchr(q, '|', (size_t)(s + n - q))); q++)
+		if (q > s && q[-1] == '%')
+			return q - 1;
+	return NULL;
+}
+
+/* tqdm's rate: "it/s" or "s/it" */
+static bool tqdm_rate(const char *s, size_t n)
+{
+	const char *e = s + n;
+	for (const char *q = s; (q = memchr(q, '/', (size_t)(e - q))); q++) {
+		if (q - s >= 2 && q[-2] == 'i' && q[-1] == 't' && q + 1 < e && q[1] == 's')
+			return true;
+		if (q > s && q[-1] == 's' && e - q >= 3 && q[1] == 'i' && q[2] == 't')
+			return true;
+	}
+	return false;
+}
+
 /* tqdm: "desc:  30%|███       | 30/100 [00:10<00:23,  3.00it/s]" */
 static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 {
-	if (!(HAS(s, n, "it/s") || HAS(s, n, "s/it")))
+	if (!tqdm_rate(s, n))
+		return;
+	if (p->progress == SP_PHASE_SERVE)
 		return;
 	const char *bar = memchr(s, '|', n);
 	if (!bar)
 		return;
-	const char *br = HAS(bar, (size_t)(s + n - bar), "[");
+	const char *br = memchr(bar, '[', (size_t)(s + n - bar));
 	const char *sl = br ? memchr(bar, '/', (size_t)(br - bar)) : NULL;
 	if (!sl)
 		return;
 	size_t dl = (size_t)(bar - s);
+	bool words = false;
+	for (size_t i = 0; i < dl && !words; i++)
+		words = isalpha((unsigned char)s[i]);
 	static const char *const load_words[] = { "load", "shard", "capturing" };
 	static const char *const prep_words[] = { "fetch", "download", "map", "token", "filter", "generat",
 						  "extract", "convert", "process", "upload", "saving", "packing" };
-	for (size_t i = 0; i < sizeof load_words / sizeof load_words[0]; i++)
+	for (size_t i = 0; words && i < sizeof load_words / sizeof load_words[0]; i++)
 		if (has_ci(s, dl, load_words[i])) {
 			mark_progress(p, SP_PHASE_LOAD, "while loading, by its progress bar");
 			return;
 		}
-	for (size_t i = 0; i < sizeof prep_words / sizeof prep_words[0]; i++)
+	for (size_t i = 0; words && i < sizeof prep_words / sizeof prep_words[0]; i++)
 		if (has_ci(s, dl, prep_words[i]))
 			return;
+	/* a serving engine's bars (requests, prompts, warm-up) are not training steps */
+	if (p->engine != SP_ENGINE_UNKNOWN || p->progress == SP_PHASE_SERVE)
+		return;
 	mark_progress(p, SP_PHASE_STEP, "after training steps began, by its step counter");
 }
 
@@ -558,12 +723,193 @@ static bool is_sigkill(const char *s, size_t n)
 
 static void classify_line(struct sp_oomlog *p, const char *s, size_t n);
 
+static inline bool ctrl_byte(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+/* the letters of bytes 64..127 (word 1 of a byte set) but tqdm's i t s B k M G */
+#define LETTERS_W1 0x07FFFFFE07FFFFFEULL
+#define TQDM_LETTERS_W1                                                                            \
+	((1ULL << ('i' - 64)) | (1ULL << ('t' - 64)) | (1ULL << ('s' - 64)) | (1ULL << ('B' - 64)) | \
+	 (1ULL << ('k' - 64)) | (1ULL << ('M' - 64)) | (1ULL << ('G' - 64)))
+#define TEXT_LETTERS (LETTERS_W1 & ~TQDM_LETTERS_W1)
+
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
 	line_bytes = p->line_set;
 	line_bigrams = p->line_bigrams;
 	classify_line(p, s, n);
 	line_bytes = line_bigrams = NULL;
+}
+
+/* which program wrote the log: a serving engine's own lines (Ollama wraps
+ * llama.cpp and SGLang may import vLLM: those two replace the other) */
+static void engine_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	/* settled: nothing replaces Ollama, SGLang or TGI, nor vLLM once its v1 wording is seen */
+	if (p->engine == SP_ENGINE_OLLAMA || p->engine == SP_ENGINE_SGLANG || p->engine == SP_ENGINE_TGI)
+		return;
+	if (p->engine == SP_ENGINE_VLLM && p->vllm_v1) {
+		if (HAS(s, n, "sglang") || HAS(s, n, "ServerArgs("))
+			p->engine = SP_ENGINE_SGLANG;
+		return;
+	}
+	enum sp_log_engine e = SP_ENGINE_UNKNOWN;
+	if (HAS(s, n, "ollama") || (HAS(s, n, "level=") && HAS(s, n, "source=") && HAS(s, n, "msg=")))
+		e = SP_ENGINE_OLLAMA;
+	else if (HAS(s, n, "sglang") || HAS(s, n, "ServerArgs("))
+		e = SP_ENGINE_SGLANG;
+	else if (HAS(s, n, "text_generation_") || HAS(s, n, "text-generation-launcher"))
+		e = SP_ENGINE_TGI;
+	else if (HAS(s, n, "vLLM API server") || HAS(s, n, "LLM engine") || HAS(s, n, "EngineCore") ||
+		 HAS(s, n, "vllm.entrypoints") || HAS(s, n, "vllm serve") || HAS(s, n, "/vllm/"))
+		e = SP_ENGINE_VLLM;
+	else if (HAS(s, n, "ggml_") || HAS(s, n, "llama_model_load") || HAS(s, n, "llm_load_") ||
+		 HAS(s, n, "llama_new_context") || HAS(s, n, "llama_context") || HAS(s, n, "llama_init_from") ||
+		 HAS(s, n, "llama_kv_cache") || HAS(s, n, "llama-server"))
+		e = SP_ENGINE_LLAMACPP;
+	if (e == SP_ENGINE_UNKNOWN)
+		return;
+	if (e == SP_ENGINE_VLLM && (HAS(s, n, "EngineCore") || HAS(s, n, "V1 LLM engine") || HAS(s, n, "/vllm/v1/")))
+		p->vllm_v1 = true;
+	if (p->engine == SP_ENGINE_UNKNOWN || (e == SP_ENGINE_OLLAMA && p->engine == SP_ENGINE_LLAMACPP) ||
+	    (e == SP_ENGINE_SGLANG && p->engine == SP_ENGINE_VLLM))
+		p->engine = e;
+}
+
+/* the job's facts: method, parameters, model, lengths (whatever the line says) */
+static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	const char *k, *end = s + n;
+	uint64_t v;
+	/* PEFT: "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622" */
+	if ((v = count_after(s, n, "trainable params:"))) {
+		p->params_trainable = v;
+		if ((v = count_after(s, n, "all params:")))
+			p->params_all = v;
+		if ((k = HAS(s, n, "trainable%")) && pct_at(k + strlen("trainable%")) >= 0)
+			p->trainable_pct = pct_at(k + strlen("trainable%"));
+		p->lora_seen = true;
+	}
+	/* Unsloth: "Trainable parameters = 41,943,040 of 8,072,204,288 (0.52% trained)";
+	 * the Trainer (and older Unsloth): "Number of trainable parameters = 41,943,040" */
+	if ((k = HAS(s, n, "rainable parameters = "))) {
+		const char *q = k + strlen("rainable parameters = ");
+		if ((v = count_at(q)))
+			p->params_trainable = v;
+		const char *of = HAS(s, n, " of ");
+		const char *sl = memchr(q, '/', (size_t)(end - q));
+		if (of && of > q && (v = count_at(of + 4)))
+			p->params_all = v;
+		else if (sl && sl < q + 32 && (v = count_at(sl + 1)))
+			p->params_all = v;
+		const char *pc = HAS(s, n, "% trained");
+		if (pc) {
+			const char *b = pc;
+			while (b > q && (isdigit((unsigned char)b[-1]) || b[-1] == '.'))
+				b--;
+			if (pct_at(b) >= 0)
+				p->trainable_pct = pct_at(b);
+		}
+	}
+	/* 4-bit base weights (QLoRA) and LoRA adapters */
+	if (!p->quant4) {
+		if ((k = HAS(s, n, "load_in_4bit")) && true_after(k + strlen("load_in_4bit"), end)) {
+			p->quant4 = true;
+			set_why(p->quant4_why, sizeof p->quant4_why, "load_in_4bit");
+		} else if (HAS(s, n, "Linear4bit")) {
+			p->quant4 = true;
+			set_why(p->quant4_why, sizeof p->quant4_why, "Linear4bit layers");
+		} else if (HAS(s, n, "-bnb-4bit")) {
+			p->quant4 = true;
+			set_why(p->quant4_why, sizeof p->quant4_why, "a -bnb-4bit model");
+		}
+	}
+	if (HAS(s, n, "LoraConfig(") || HAS(s, n, "lora.Linear"))
+		p->lora_seen = true;
+	/* Unsloth's banner: "Batch size per device = 2 | Gradient accumulation steps = 4",
+	 * "Total batch size (2 x 4 x 1) = 8" */
+	if ((v = number_after(s, n, "Batch size per device")))
+		p->batch_per_device = v;
+	if ((v = number_after(s, n, "Gradient accumulation steps")))
+		p->grad_accum = v;
+	if ((k = HAS(s, n, "Total batch size"))) {
+		const char *eq = memchr(k, '=', (size_t)(end - k));
+		if (eq && (v = count_at(eq + 1)))
+			p->total_batch = v;
+	}
+	if (HAS(s, n, "Num examples =") && HAS(s, n, "Total steps ="))
+		p->trained = true; /* Unsloth's start-of-training banner */
+	/* the model, most direct source first: an engine's config, a command line,
+	 * then a checkpoint's own name, the HF cache path, Unsloth's patch */
+	if ((k = HAS(s, n, "model='")))
+		set_model(p, k + 7, end, 4, false, false);
+	else if ((k = HAS(s, n, "'model': '")))
+		set_model(p, k + 10, end, 4, false, false);
+	else if ((k = HAS(s, n, "model_path='")))
+		set_model(p, k + 12, end, 4, false, false);
+	else if ((k = HAS(s, n, "model_id: \"")))
+		set_model(p, k + 11, end, 4, false, false);
+	else if ((k = HAS(s, n, "ollama run ")))
+		set_model(p, k + 11, end, 4, false, false);
+	else if ((k = HAS(s, n, "vllm serve ")))
+		set_model(p, k + 11, end, 4, false, false);
+	else if ((k = HAS(s, n, "--model ")) || (k = HAS(s, n, "--model-path ")) || (k = HAS(s, n, "--model-id ")))
+		set_model(p, (const char *)memchr(k, ' ', (size_t)(end - k)) + 1, end, 4, false, false);
+	else if ((k = HAS(s, n, "general.name"))) {
+		const char *q = k + strlen("general.name");
+		while (q < end && *q == ' ')
+			q++;
+		if (end - q > 3 && memcmp(q, "str", 3) == 0)
+			q += 3;
+		while (q < end && *q == ' ')
+			q++;
+		if (q < end && *q == '=')
+			set_model(p, q + 1, end, 3, true, false);
+	} else if ((k = HAS(s, n, "models--")))
+		set_model(p, k + 8, end, 2, false, true);
+	else if ((k = HAS(s, n, " model=")) && k[7] != '/' && k[7] != '"')
+		set_model(p, k + 7, end, 2, false, false);
+	else if ((k = HAS(s, n, "Unsloth")) && (k = HAS(s, n, ": Fast "))) {
+		const char *pe = HAS(s, n, " patching");
+		if (pe && pe > k + 7)
+			set_model(p, k + 7, pe, 1, true, false);
+	}
+	/* lengths and batch: the engine's config, its arguments, a training script's flags */
+	if ((v = number_after(s, n, "max_model_len")) || (v = number_after(s, n, "max-model-len")) ||
+	    (v = number_after(s, n, "max_seq_len=")))
+		p->max_model_len = v;
+	if ((v = number_after(s, n, "max_num_seqs")) || (v = number_after(s, n, "max-num-seqs")))
+		p->max_num_seqs = v;
+	if ((v = number_after(s, n, "max_seq_length")) || (v = number_after(s, n, "max-seq-length")) ||
+	    (v = number_after(s, n, "sequence_len")) || (v = number_after(s, n, "max_length")))
+		p->seq_len = v;
+	/* SGLang: "Load weight end. type=..., avail mem=21.73 GB, mem usage=166.59 GB." */
+	struct sp_u64 am;
+	if (size_after(s, n, "avail mem=", &am))
+		p->avail_mem = am.v;
+	/* the weights' footprint: vLLM v1 "Model loading took 14.9889 GiB and 10.1 seconds",
+	 * v0 "Loading model weights took 26.4976 GB", SGLang's "mem usage=" at "Load weight end",
+	 * llama.cpp's "CUDA0 model buffer size = 18508.35 MiB" (the largest device) */
+	struct sp_u64 w;
+	if (size_after(s, n, "Model loading took", &w) || size_after(s, n, "Loading model weights took", &w) ||
+	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)))
+		p->weights_bytes = w.v;
+	else if (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes)
+		p->weights_bytes = w.v;
+}
+
+/* vLLM: "Available KV cache memory: -3.41 GiB" (at start-up, after profiling) */
+static bool vllm_negative_kv(const char *s, size_t n)
+{
+	const char *k = HAS(s, n, "Available KV cache memory:");
+	if (!k)
+		return false;
+	k += strlen("Available KV cache memory:");
+	while (*k == ' ')
+		k++;
+	return *k == '-' && isdigit((unsigned char)k[1]);
 }
 
 static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
@@ -579,12 +925,53 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			s = e;
 		}
 	}
+	/* vLLM's process tag "(EngineCore_DP0 pid=563) " */
+	if (n > 8 && s[0] == '(') {
+		const char *e = memchr(s, ')', n < 48 ? n : 48);
+		if (e && (size_t)(e - s) + 1 < n && e[1] == ' ' && memmem(s, (size_t)(e - s), "pid=", 4)) {
+			n -= (size_t)(e + 2 - s);
+			s = e + 2;
+		}
+	}
+	/* vLLM's level and time: "ERROR 12-23 23:34:23 [core.py:708] ", "INFO 11-18 18:07:28 engine.py:366] " */
+	if (n > 24 && (s[0] == 'I' || s[0] == 'E' || s[0] == 'W' || s[0] == 'D')) {
+		size_t w = 0;
+		while (w < 8 && isupper((unsigned char)s[w]))
+			w++;
+		if (w >= 4 && s[w] == ' ' && isdigit((unsigned char)s[w + 1]) && isdigit((unsigned char)s[w + 2]) &&
+		    s[w + 3] == '-') {
+			const char *e = memmem(s, n < 80 ? n : 80, "] ", 2);
+			if (e) {
+				n -= (size_t)(e + 2 - s);
+				s = e + 2;
+			}
+		}
+	}
 	bool indented = n && (s[0] == ' ' || s[0] == '\t');
 	size_t i0 = 0;
 	while (i0 < n && s[i0] == ' ')
 		i0++;
 	if (i0 == n)
 		return;
+
+	/* Most lines of a long log are tqdm redraws: " 12%|#    | 1234/10000 [01:00<05:00,
+	 * 3.00s/it]". A line whose only letters are tqdm's (i t s B k M G: "it/s", "s/it",
+	 * "MB/s", "GiB") cannot hold any needle below but tqdm's own ("%|", "it/s",
+	 * "s/it", "["): every other needle has a letter outside that set (keep it so).
+	 * Such a line only ends a traceback and moves the progress. */
+	if (!(line_bytes[1] & TEXT_LETTERS)) {
+		if (p->in_tb) {
+			if (indented) {
+				p->tb_frames = true;
+				return;
+			}
+			if (p->tb_frames)
+				p->in_tb = false;
+		}
+		if (pct_bar(s, n))
+			tqdm_line(p, s, n);
+		return;
+	}
 
 	if (HAS(s, n, "Traceback (most recent call last)")) {
 		p->in_tb = true;
@@ -605,33 +992,105 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			return;
 		tb_exception = p->tb_frames;
 	}
+	engine_line(p, s, n);
 
 	/* ---- failures ---- */
+	const char *k;
 	if (HAS(s, n, "Free memory on device") && HAS(s, n, "less than desired GPU memory utilization")) {
 		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
 			vllm_figures(p, s, n);
+	} else if (HAS(s, n, "No available memory for the cache blocks")) {
+		p->engine = p->engine == SP_ENGINE_UNKNOWN ? SP_ENGINE_VLLM : p->engine;
+		if (record(p, SP_OOM_VLLM_KV, s, n) && p->kv_negative) {
+			p->fig.kv_available.v = 0;
+			p->fig.kv_available.why = SP_OK;
+		}
+	} else if (vllm_negative_kv(s, n)) {
+		p->kv_negative = true;
+		if (record(p, SP_OOM_VLLM_KV, s, n)) {
+			p->fig.kv_available.v = 0;
+			p->fig.kv_available.why = SP_OK;
+		}
+	} else if ((k = HAS(s, n, "max seq len (")) && HAS(s, n, "KV cache")) {
+		/* v1: "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV
+		 * cache is needed, which is larger than the available KV cache memory (9.51 GiB). Based on
+		 * the available memory, the estimated maximum model length is 77888. ..."
+		 * v0: "The model's max seq len (131072) is larger than the maximum number of tokens that can
+		 * be stored in KV cache (77888). ..." */
+		if (record(p, SP_OOM_VLLM_KV, s, n)) {
+			uint64_t v, b;
+			if ((v = number_after(s, n, "max seq len (")))
+				p->max_model_len = v;
+			if ((v = number_after(s, n, "estimated maximum model length is")) ||
+			    (v = number_after(s, n, "stored in KV cache (")))
+				p->est_max_model_len = v;
+			if (size_before(s, n, "KV cache is needed", &b)) {
+				p->fig.kv_needed.v = b;
+				p->fig.kv_needed.why = SP_OK;
+			}
+			size_after(s, n, "available KV cache memory (", &p->fig.kv_available);
+		}
+	} else if (HAS(s, n, "Not enough memory. Please try to increase --mem-fraction-static") ||
+		   (HAS(s, n, "is larger than the profiled value -") && HAS(s, n, "max_total"))) {
+		/* SGLang: the pool (weights plus KV cache) left no room: max_total_num_tokens <= 0 */
+		if (HAS(s, n, "profiled value -"))
+			p->kv_negative = true;
+		if (record(p, SP_OOM_SGLANG, s, n) && p->avail_mem) {
+			p->fig.free.v = p->avail_mem;
+			p->fig.free.why = SP_OK;
+		}
+	} else if (HAS(s, n, "Not enough memory to handle") && HAS(s, n, "prefill tokens")) {
+		/* TGI's warm-up: "Not enough memory to handle 4096 prefill tokens. You need to decrease
+		 * `--max-batch-prefill-tokens`" (the shard's CUDA OOM usually came just before) */
+		struct sp_oom_figures keep = p->fig;
+		bool had_torch = p->kind == SP_OOM_TORCH;
+		if (record(p, SP_OOM_TGI, s, n) && had_torch)
+			p->fig = keep;
 	} else if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
 		   (!indented || HAS(s, n, "Tried to allocate"))) {
 		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n))
 			torch_figures(p, s, n);
-	} else if (HAS(s, n, "DefaultCPUAllocator: can't allocate memory")) {
+	} else if (HAS(s, n, "DefaultCPUAllocator") &&
+		   (HAS(s, n, "can't allocate memory") || HAS(s, n, "not enough memory"))) {
+		/* "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes" (older),
+		 * "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (current) */
 		uint64_t b = number_after(s, n, "you tried to allocate");
 		if (record(p, SP_OOM_CPU_ALLOC, s, n) && b) {
 			p->fig.tried.v = b;
 			p->fig.tried.why = SP_OK;
 		}
-	} else if (HAS(s, n, "model requires more system memory") || HAS(s, n, "cudaMalloc failed: out of memory") ||
-		   HAS(s, n, "unable to allocate CUDA") || HAS(s, n, "unable to allocate backend buffer") ||
-		   HAS(s, n, "model requires more memory")) {
+	} else if ((HAS(s, n, "Unable to allocate") && HAS(s, n, "for an array")) || HAS(s, n, "std::bad_alloc")) {
+		/* NumPy: "Unable to allocate 32.0 GiB for an array with shape ..."; C++ new */
+		if (record(p, SP_OOM_CPU_ALLOC, s, n))
+			size_after(s, n, "Unable to allocate", &p->fig.tried);
+	} else if (HAS(s, n, "model requires more system memory") || HAS(s, n, "model requires more memory") ||
+		   HAS(s, n, "model request too large for system") || HAS(s, n, "is too large for this system")) {
+		/* Ollama's own check: "model requires more system memory (25.3 GiB) than is available
+		 * (10.2 GiB)", msg="model request too large for system" requested="91.1 GiB"
+		 * available="79.2 GiB", "requested model (18.4 GiB) is too large for this system (6.8 GiB)" */
+		p->engine = SP_ENGINE_OLLAMA;
 		if (record(p, SP_OOM_OLLAMA, s, n)) {
-			/* "model requires more system memory (25.3 GiB) than is available (10.2 GiB)",
-			 * "allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory" */
-			if (!size_after(s, n, "memory (", &p->fig.tried))
-				size_after(s, n, "allocating", &p->fig.tried);
-			size_after(s, n, "is available (", &p->fig.free);
-			if (HAS(s, n, "model requires more")) {
-				p->phase = SP_PHASE_LOAD;
-				set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
+			if (!size_after(s, n, "memory (", &p->fig.tried) && !size_after(s, n, "requested=\"", &p->fig.tried))
+				size_after(s, n, "requested model (", &p->fig.tried);
+			if (!size_after(s, n, "is available (", &p->fig.free) && !size_after(s, n, "available=\"", &p->fig.free))
+				size_after(s, n, "this system (", &p->fig.free);
+			p->phase = SP_PHASE_LOAD;
+			set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
+		}
+	} else if (HAS(s, n, "cudaMalloc failed: out of memory") || HAS(s, n, "unable to allocate CUDA") ||
+		   HAS(s, n, "unable to allocate backend buffer") || HAS(s, n, "failed to allocate CUDA") ||
+		   HAS(s, n, "failed to allocate buffer for kv cache") || HAS(s, n, "failed to allocate compute buffers")) {
+		/* llama.cpp: "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0:
+		 * cudaMalloc failed: out of memory", "llama_model_load: error loading model: unable to allocate
+		 * CUDA0 buffer", "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size N"; inside
+		 * Ollama it is Ollama's failure */
+		if (p->engine != SP_ENGINE_OLLAMA)
+			p->engine = SP_ENGINE_LLAMACPP;
+		if (record(p, p->engine == SP_ENGINE_OLLAMA ? SP_OOM_OLLAMA : SP_OOM_LLAMACPP, s, n)) {
+			uint64_t b;
+			if (!size_after(s, n, "allocating", &p->fig.tried) && (b = number_after(s, n, "buffer of size"))) {
+				p->fig.tried.v = b;
+				p->fig.tried.why = SP_OK;
 			}
 		}
 	} else if (HAS(s, n, "NV_ERR_NO_MEMORY")) {
@@ -640,7 +1099,8 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		   HAS(s, n, "invoked oom-killer") || HAS(s, n, "oom_reaper: reaped")) {
 		record(p, SP_OOM_KERNEL, s, n);
 	} else if (HAS(s, n, "CUDA error: out of memory") || HAS(s, n, "CUBLAS_STATUS_ALLOC_FAILED") ||
-		   HAS(s, n, "cudaErrorMemoryAllocation")) {
+		   HAS(s, n, "cudaErrorMemoryAllocation") || HAS(s, n, "CUDA driver error: out of memory") ||
+		   HAS(s, n, "Cuda failure 'out of memory'")) {
 		record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_CUDA_ERROR, s, n);
 	} else if (is_sigkill(s, n)) {
 		record(p, SP_OOM_SIGKILL, s, n);
@@ -649,16 +1109,32 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		p->in_tb = false;
 
 	/* ---- progress ---- */
-	if (HAS(s, n, "Loading checkpoint shards") || HAS(s, n, "checkpoint shards") ||
-	    HAS(s, n, "Loading model weights") || HAS(s, n, "Loading weights") || HAS(s, n, "llm_load_tensors") ||
-	    HAS(s, n, "load_tensors:") || HAS(s, n, "llama_model_loader") || HAS(s, n, "Starting to load model") ||
-	    HAS(s, n, "loading weights file") || HAS(s, n, "from_pretrained")) {
+	if (HAS(s, n, "Application startup complete") || HAS(s, n, "Uvicorn running on") ||
+	    HAS(s, n, "Avg prompt throughput") || HAS(s, n, "Processed prompts") ||
+	    HAS(s, n, "fired up and ready to roll") || HAS(s, n, "Decode batch.") ||
+	    HAS(s, n, "server is listening on") || HAS(s, n, "HTTP server listening") ||
+	    HAS(s, n, "all slots are idle") || HAS(s, n, "llama runner started") ||
+	    (HAS(s, n, "text_generation_router") && HAS(s, n, ": Connected"))) {
+		mark_progress(p, SP_PHASE_SERVE, "after the server began serving");
+	} else if (HAS(s, n, "vLLM API server version") || HAS(s, n, "LLM engine (v") || HAS(s, n, "ServerArgs(") ||
+		   HAS(s, n, "text_generation_launcher: Args") || HAS(s, n, "loaded meta data") ||
+		   HAS(s, n, "starting llama server")) {
+		/* a server (re)starting, or Ollama loading a model into a new runner */
+		mark_progress(p, SP_PHASE_LOAD, "while the server was starting");
+	} else if (p->progress == SP_PHASE_SERVE) {
+		/* serving: later lines do not turn it back into loading or training */
+	} else if (HAS(s, n, "Loading checkpoint shards") || HAS(s, n, "checkpoint shards") ||
+		   HAS(s, n, "Loading model weights") || HAS(s, n, "Loading weights") || HAS(s, n, "llm_load_tensors") ||
+		   HAS(s, n, "load_tensors:") || HAS(s, n, "llama_model_load") || HAS(s, n, "Starting to load model") ||
+		   HAS(s, n, "loading weights file") || HAS(s, n, "from_pretrained") || HAS(s, n, "Model loading took") ||
+		   HAS(s, n, "llama_new_context") || HAS(s, n, "llama_context:") || HAS(s, n, "llama_init_from") ||
+		   HAS(s, n, "llama_kv_cache") || HAS(s, n, "Load weight")) {
 		mark_progress(p, SP_PHASE_LOAD, "while loading the model");
 	} else if (HAS(s, n, "{'loss'") || HAS(s, n, "{\"loss\"") || HAS(s, n, "{'train_runtime'") ||
 		   HAS(s, n, "{'eval_loss'") || HAS(s, n, "***** Running training *****") ||
 		   HAS(s, n, "***** Running Evaluation *****")) {
 		mark_progress(p, SP_PHASE_STEP, "after training steps began, by the Trainer's log");
-	} else if (HAS(s, n, "%|")) {
+	} else if (pct_bar(s, n)) {
 		tqdm_line(p, s, n);
 	}
 	uint64_t v;
@@ -668,9 +1144,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		p->grad_accum = v;
 	if ((v = number_after(s, n, "Total train batch size (w. parallel, distributed & accumulation)")))
 		p->total_batch = v;
-	if ((v = number_after(s, n, "max_seq_length")) || (v = number_after(s, n, "sequence_len")) ||
-	    (v = number_after(s, n, "max_length")))
-		p->seq_len = v;
+	facts_line(p, s, n);
 }
 
 static void end_line(struct sp_oomlog *p)
@@ -693,35 +1167,61 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 	uint64_t h = p->sig;
 	size_t i = 0;
 	while (i < len) {
-		/* the common case: a run of printable bytes, copied to the line
-		 * (while it fits) with the hash and the line's byte set */
+		/* the common case: a run of printable bytes. While it fits in the
+		 * window each byte is hashed, copied, and added to the line's byte
+		 * and bigram sets; two sets of accumulators (even and odd bytes)
+		 * keep those updates off one chain, so they hide under the hash's
+		 * own latency. Past the window only the hash. */
 		if (!p->esc) {
 			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
+			size_t lim = len - i < room ? len - i : room;
+			const unsigned char *q = b + i;
 			char *dst = p->line + p->len;
-			uint64_t set[4], bg[4];
-			memcpy(set, p->line_set, sizeof set);
-			memcpy(bg, p->line_bigrams, sizeof bg);
+			uint64_t s0[4], s1[4] = { 0 }, g0[4], g1[4] = { 0 };
+			memcpy(s0, p->line_set, sizeof s0);
+			memcpy(g0, p->line_bigrams, sizeof g0);
 			unsigned char prev = p->len ? (unsigned char)p->line[p->len - 1] : 0;
 			size_t k = 0;
-			while (i < len) {
-				unsigned char c = b[i];
-				if (c < 0x20 || c == 0x7f)
+			for (; k + 2 <= lim; k += 2) {
+				unsigned char c0 = q[k], c1 = q[k + 1];
+				if (ctrl_byte(c0) || ctrl_byte(c1))
 					break;
-				h = (h ^ c) * 0x100000001b3ULL;
-				if (k < room) {
-					dst[k++] = (char)c;
-					set[c >> 6] |= 1ULL << (c & 63);
-					unsigned g = bigram_bit(prev, c);
-					bg[g >> 6] |= 1ULL << (g & 63);
-					prev = c;
-				} else {
-					p->cut = true;
-				}
-				i++;
+				h = (h ^ c0) * 0x100000001b3ULL;
+				h = (h ^ c1) * 0x100000001b3ULL;
+				dst[k] = (char)c0;
+				dst[k + 1] = (char)c1;
+				s0[c0 >> 6] |= 1ULL << (c0 & 63);
+				s1[c1 >> 6] |= 1ULL << (c1 & 63);
+				unsigned ga = bigram_bit(prev, c0), gb = bigram_bit(c0, c1);
+				g0[ga >> 6] |= 1ULL << (ga & 63);
+				g1[gb >> 6] |= 1ULL << (gb & 63);
+				prev = c1;
 			}
-			memcpy(p->line_set, set, sizeof set);
-			memcpy(p->line_bigrams, bg, sizeof bg);
+			for (; k < lim && !ctrl_byte(q[k]); k++) {
+				unsigned char c = q[k];
+				h = (h ^ c) * 0x100000001b3ULL;
+				dst[k] = (char)c;
+				s0[c >> 6] |= 1ULL << (c & 63);
+				unsigned g = bigram_bit(prev, c);
+				g0[g >> 6] |= 1ULL << (g & 63);
+				prev = c;
+			}
+			for (int w = 0; w < 4; w++) {
+				p->line_set[w] = s0[w] | s1[w];
+				p->line_bigrams[w] = g0[w] | g1[w];
+			}
 			p->len += k;
+			i += k;
+			if (k == lim) {
+				/* the window is full (or the buffer ended): the rest of the run is only hashed */
+				size_t start = i;
+				while (i < len && !ctrl_byte(b[i])) {
+					h = (h ^ b[i]) * 0x100000001b3ULL;
+					i++;
+				}
+				if (i > start)
+					p->cut = true;
+			}
 			if (i >= len)
 				break;
 		}
@@ -781,6 +1281,32 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 	p->bytes += len;
 }
 
+/* full / LoRA / QLoRA from what the log printed */
+static void decide_method(struct sp_oomlog *p)
+{
+	double pct = p->trainable_pct;
+	if (pct <= 0 && p->params_trainable && p->params_all && p->params_trainable <= p->params_all) {
+		pct = 100.0 * (double)p->params_trainable / (double)p->params_all;
+		p->trainable_pct = pct;
+	}
+	if (pct >= 99.995) {
+		p->method = SP_METHOD_FULL;
+		snprintf(p->method_why, sizeof p->method_why, "trainable%%: %.4g (every weight trains)", pct);
+	} else if (pct > 0 && p->quant4) {
+		p->method = SP_METHOD_QLORA;
+		snprintf(p->method_why, sizeof p->method_why, "trainable%%: %.4g over 4-bit weights (%s)", pct, p->quant4_why);
+	} else if (pct > 0) {
+		p->method = SP_METHOD_LORA;
+		snprintf(p->method_why, sizeof p->method_why, "trainable%%: %.4g (adapters only)", pct);
+	} else if (p->quant4 && (p->lora_seen || p->trained)) {
+		p->method = SP_METHOD_QLORA;
+		snprintf(p->method_why, sizeof p->method_why, "training over 4-bit weights (%s)", p->quant4_why);
+	} else if (p->lora_seen) {
+		p->method = SP_METHOD_LORA;
+		snprintf(p->method_why, sizeof p->method_why, "LoRA adapters named (LoraConfig / lora.Linear)");
+	}
+}
+
 void sp_oomlog_finish(struct sp_oomlog *p)
 {
 	end_line(p);
@@ -788,4 +1314,16 @@ void sp_oomlog_finish(struct sp_oomlog *p)
 		p->phase = p->progress;
 		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
 	}
+	/* llama.cpp's lines inside an Ollama log (Ollama's lines may come after them) */
+	if (p->kind == SP_OOM_LLAMACPP && p->engine == SP_ENGINE_OLLAMA)
+		p->kind = SP_OOM_OLLAMA;
+	/* a server that never began serving (and no training) failed while starting: its
+	 * profiling and warm-up passes ("in forward") are not training steps */
+	if (p->engine != SP_ENGINE_UNKNOWN && !p->trained &&
+	    (p->phase == SP_PHASE_STEP || (p->phase == SP_PHASE_UNKNOWN && p->kind != SP_OOM_UNKNOWN))) {
+		p->phase = SP_PHASE_LOAD;
+		snprintf(p->phase_why, sizeof p->phase_why, "%s start-up, before it began serving",
+			 sp_log_engine_key(p->engine));
+	}
+	decide_method(p);
 }

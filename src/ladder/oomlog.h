@@ -91,6 +91,8 @@ struct sp_oomlog {
 	uint64_t max_num_seqs;        /* vLLM: max_num_seqs where printed */
 	bool kv_negative;             /* vLLM: "Available KV cache memory: -3.41 GiB" */
 	bool vllm_v1;                 /* vLLM v1 wording (EngineCore) seen */
+	uint64_t weights_bytes;       /* the weights' footprint the engine reported: vLLM "Model loading took X GiB",
+				       * SGLang "Load weight end ... mem usage=X GB", llama.cpp "CUDA0 model buffer size = X MiB" */
 
 	/* ---- parser state ---- */
 	char line[SP_OOMLOG_WINDOW + 1];
@@ -105,6 +107,14 @@ struct sp_oomlog {
 	bool in_tb, tb_frames, tb_bnb;
 	enum sp_oom_phase tb_phase;   /* innermost load/step marker in the traceback */
 	char tb_why[40];
+	bool trained;                 /* training steps shown (Trainer log or banner, a step counter) */
+	bool quant4;                  /* 4-bit (bitsandbytes) base weights named */
+	bool lora_seen;               /* LoRA adapters named (LoraConfig, lora.Linear) */
+	char quant4_why[24];
+	uint64_t params_trainable;    /* "Number of trainable parameters = N", PEFT's "trainable params: N" */
+	uint64_t params_all;          /* PEFT's "all params: N", Unsloth's "N of M" */
+	unsigned model_rank;          /* how direct the source of model[] is (a later, more direct one replaces it) */
+	uint64_t avail_mem;           /* SGLang's last "avail mem=" (bytes; 0: not said) */
 };
 
 void sp_oomlog_init(struct sp_oomlog *p);
