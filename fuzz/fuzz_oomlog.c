@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (*c < 0x20 || *c > 0x7e)
 			abort();
 	/* the log's facts: known keys, NUL-terminated printable strings, a percentage */
-	if ((unsigned)p.engine > SP_ENGINE_TGI || (unsigned)p.method > SP_METHOD_QLORA)
+	if ((unsigned)p.engine > SP_ENGINE_TGI || (unsigned)p.method > SP_LOG_METHOD_QLORA)
 		abort();
 	if (memchr(p.model, 0, sizeof p.model) == NULL || memchr(p.method_why, 0, sizeof p.method_why) == NULL ||
 	    memchr(p.phase_why, 0, sizeof p.phase_why) == NULL)
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (const char *c = p.model; *c; c++)
 		if (*c < 0x20 || *c > 0x7e)
 			abort();
-	if ((p.method != SP_METHOD_UNKNOWN) != (p.method_why[0] != 0))
+	if ((p.method != SP_LOG_METHOD_UNKNOWN) != (p.method_why[0] != 0))
 		abort();
 	if (!(p.trainable_pct >= 0 && p.trainable_pct <= 100.0001))
 		abort();

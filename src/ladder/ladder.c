@@ -331,9 +331,9 @@ const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f)
 	}
 	if (rung == 3 && fam != SP_FAMILY_TRAINING)
 		return "quantized weights, one tier down";
-	if (rung == 3 && f->method == SP_METHOD_LORA && f->kind != SP_OOM_BNB)
+	if (rung == 3 && f->method == SP_LOG_METHOD_LORA && f->kind != SP_OOM_BNB)
 		return "downgrade the method one tier: bf16 LoRA becomes QLoRA";
-	if (rung == 3 && f->method == SP_METHOD_FULL)
+	if (rung == 3 && f->method == SP_LOG_METHOD_FULL)
 		return "downgrade the method one tier: a full fine-tune becomes bf16 LoRA";
 	if (rung == 4 && fam != SP_FAMILY_TRAINING)
 		return "a smaller or more quantized model, or two Sparks";
@@ -468,9 +468,9 @@ uint64_t sp_ladder_model_len(const struct sp_job_facts *f)
 enum sp_log_method sp_ladder_method_down(enum sp_log_method m)
 {
 	switch (m) {
-	case SP_METHOD_FULL: return SP_METHOD_LORA;
-	case SP_METHOD_LORA: return SP_METHOD_QLORA;
-	default: return SP_METHOD_UNKNOWN;
+	case SP_LOG_METHOD_FULL: return SP_LOG_METHOD_LORA;
+	case SP_LOG_METHOD_LORA: return SP_LOG_METHOD_QLORA;
+	default: return SP_LOG_METHOD_UNKNOWN;
 	}
 }
 
@@ -502,7 +502,7 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 	if (rung == 1 && sp_ok(f->reclaimable.why) && f->reclaimable.v < SP_FLUSH_WORTH)
 		snprintf(buf, n, "a flush would give back only %s: it costs a rerun for nothing",
 			 sp_fmt_bytes(g, sizeof g, (double)f->reclaimable.v));
-	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_METHOD_QLORA && f->kind != SP_OOM_BNB)
+	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_LOG_METHOD_QLORA && f->kind != SP_OOM_BNB)
 		snprintf(buf, n, "the job is already QLoRA (%s): there is no lower tier",
 			 f->method_why ? f->method_why : "the log says so");
 	else if (rung == 3 && fam != SP_FAMILY_TRAINING && model_4bit(f->model))
@@ -772,12 +772,12 @@ static void rung3(const struct sp_job_facts *f, char *buf, size_t n)
 			    "an equivalent bf16 LoRA would: a QLoRA OOM is not proof the model does not fit. Try bf16 "
 			    "LoRA (no quantization_config) if 'sparkops plan %s --method lora' says it fits; "
 			    "otherwise stay on QLoRA with a pre-quantized checkpoint", m);
-	} else if (f->method == SP_METHOD_LORA) {
+	} else if (f->method == SP_LOG_METHOD_LORA) {
 		cat(buf, n, "the job is already bf16 LoRA (%s), so one tier down is QLoRA: load the base in 4-bit NF4 "
 			    "(BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"), or Unsloth's "
 			    "load_in_4bit=True) and keep the same adapters. Check with 'sparkops plan %s --method qlora' first",
 		    f->method_why ? f->method_why : "the log says so", m);
-	} else if (f->method == SP_METHOD_FULL) {
+	} else if (f->method == SP_LOG_METHOD_FULL) {
 		cat(buf, n, "the job is a full fine-tune%s%s%s, so one tier down is bf16 LoRA (PEFT, r=16 on the attention "
 			    "and MLP projections); QLoRA only if that does not fit. Check with 'sparkops plan %s "
 			    "--method lora' first", f->method_why ? " (" : "", f->method_why ? f->method_why : "",

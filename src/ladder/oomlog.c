@@ -78,9 +78,9 @@ const char *sp_log_engine_key(enum sp_log_engine e)
 const char *sp_log_method_key(enum sp_log_method m)
 {
 	switch (m) {
-	case SP_METHOD_FULL: return "full";
-	case SP_METHOD_LORA: return "lora";
-	case SP_METHOD_QLORA: return "qlora";
+	case SP_LOG_METHOD_FULL: return "full";
+	case SP_LOG_METHOD_LORA: return "lora";
+	case SP_LOG_METHOD_QLORA: return "qlora";
 	default: return "unknown";
 	}
 }
@@ -1290,19 +1290,19 @@ static void decide_method(struct sp_oomlog *p)
 		p->trainable_pct = pct;
 	}
 	if (pct >= 99.995) {
-		p->method = SP_METHOD_FULL;
+		p->method = SP_LOG_METHOD_FULL;
 		snprintf(p->method_why, sizeof p->method_why, "trainable%%: %.4g (every weight trains)", pct);
 	} else if (pct > 0 && p->quant4) {
-		p->method = SP_METHOD_QLORA;
+		p->method = SP_LOG_METHOD_QLORA;
 		snprintf(p->method_why, sizeof p->method_why, "trainable%%: %.4g over 4-bit weights (%s)", pct, p->quant4_why);
 	} else if (pct > 0) {
-		p->method = SP_METHOD_LORA;
+		p->method = SP_LOG_METHOD_LORA;
 		snprintf(p->method_why, sizeof p->method_why, "trainable%%: %.4g (adapters only)", pct);
 	} else if (p->quant4 && (p->lora_seen || p->trained)) {
-		p->method = SP_METHOD_QLORA;
+		p->method = SP_LOG_METHOD_QLORA;
 		snprintf(p->method_why, sizeof p->method_why, "training over 4-bit weights (%s)", p->quant4_why);
 	} else if (p->lora_seen) {
-		p->method = SP_METHOD_LORA;
+		p->method = SP_LOG_METHOD_LORA;
 		snprintf(p->method_why, sizeof p->method_why, "LoRA adapters named (LoraConfig / lora.Linear)");
 	}
 }

@@ -42,7 +42,7 @@ enum sp_log_engine {
 const char *sp_log_engine_key(enum sp_log_engine e); /* "vllm", "sglang", "llamacpp", "ollama", "tgi", "unknown" */
 
 /* the training method the log shows */
-enum sp_log_method { SP_METHOD_UNKNOWN = 0, SP_METHOD_FULL, SP_METHOD_LORA, SP_METHOD_QLORA };
+enum sp_log_method { SP_LOG_METHOD_UNKNOWN = 0, SP_LOG_METHOD_FULL, SP_LOG_METHOD_LORA, SP_LOG_METHOD_QLORA };
 const char *sp_log_method_key(enum sp_log_method m); /* "full", "lora", "qlora", "unknown" */
 /* SP_PHASE_SERVE: a server that had started serving requests (after start-up) */
 enum sp_oom_phase { SP_PHASE_UNKNOWN = 0, SP_PHASE_LOAD, SP_PHASE_STEP, SP_PHASE_SERVE };

@@ -618,7 +618,7 @@ static void method_tiers(void **st)
 	facts_init(&f, SP_OOM_TORCH, SP_ENGINE_UNKNOWN);
 	f.phase = SP_PHASE_STEP;
 	f.model = "unsloth/Llama-3.1-8B";
-	f.method = SP_METHOD_LORA, f.method_why = "trainable%: 0.52";
+	f.method = SP_LOG_METHOD_LORA, f.method_why = "trainable%: 0.52";
 	const char *c = fchange(3, &f);
 	assert_non_null(strstr(c, "already bf16 LoRA (trainable%: 0.52)"));
 	assert_non_null(strstr(c, "QLoRA"));
@@ -627,21 +627,21 @@ static void method_tiers(void **st)
 	assert_non_null(strstr(sp_ladder_rung_title_for(3, &f), "LoRA becomes QLoRA"));
 	sp_ladder_skip_reason(3, &f, why, sizeof why);
 	assert_string_equal(why, "");
-	f.method = SP_METHOD_FULL, f.method_why = NULL;
+	f.method = SP_LOG_METHOD_FULL, f.method_why = NULL;
 	c = fchange(3, &f);
 	assert_non_null(strstr(c, "full fine-tune"));
 	assert_non_null(strstr(c, "--method lora"));
 	/* QLoRA: nothing lower, the rung is skipped with the reason */
-	f.method = SP_METHOD_QLORA, f.method_why = "Unsloth QLoRA banner";
+	f.method = SP_LOG_METHOD_QLORA, f.method_why = "Unsloth QLoRA banner";
 	sp_ladder_skip_reason(3, &f, why, sizeof why);
 	assert_string_equal(why, "the job is already QLoRA (Unsloth QLoRA banner): there is no lower tier");
 	/* but a bitsandbytes OOM keeps its own rung 3 (bf16 LoRA may fit where QLoRA's buffers did not) */
 	f.kind = SP_OOM_BNB;
 	sp_ladder_skip_reason(3, &f, why, sizeof why);
 	assert_string_equal(why, "");
-	assert_int_equal(sp_ladder_method_down(SP_METHOD_FULL), SP_METHOD_LORA);
-	assert_int_equal(sp_ladder_method_down(SP_METHOD_LORA), SP_METHOD_QLORA);
-	assert_int_equal(sp_ladder_method_down(SP_METHOD_QLORA), SP_METHOD_UNKNOWN);
+	assert_int_equal(sp_ladder_method_down(SP_LOG_METHOD_FULL), SP_LOG_METHOD_LORA);
+	assert_int_equal(sp_ladder_method_down(SP_LOG_METHOD_LORA), SP_LOG_METHOD_QLORA);
+	assert_int_equal(sp_ladder_method_down(SP_LOG_METHOD_QLORA), SP_LOG_METHOD_UNKNOWN);
 	/* a 4-bit checkpoint served: no lower tier of weights */
 	facts_init(&f, SP_OOM_VLLM_KV, SP_ENGINE_VLLM);
 	f.model = "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4";
@@ -744,7 +744,7 @@ static void decide_skips(void **st)
 	sp_oomlog_init(&dlog);
 	sp_oomlog_feed(&dlog, TORCH_OOM, strlen(TORCH_OOM));
 	sp_oomlog_finish(&dlog);
-	dlog.method = SP_METHOD_QLORA;
+	dlog.method = SP_LOG_METHOD_QLORA;
 	snprintf(dlog.method_why, sizeof dlog.method_why, "trainable%%: 0.41, 4-bit base");
 	snprintf(dlog.model, sizeof dlog.model, "meta-llama/Llama-3.1-70B");
 	struct sp_ladder_state s0 = { .tried = 1u << 1 | 1u << 2, .proposed = 0, .log_sig = 0 };

@@ -162,7 +162,7 @@ static void check_row(const char *file, const struct sp_oomlog *whole, char *res
 			if (strcmp(sp_log_method_key(whole->method), val) != 0)
 				fail_msg("%s: method %s (%s), want %s", file, sp_log_method_key(whole->method),
 					 whole->method_why, val);
-			if (whole->method != SP_METHOD_UNKNOWN)
+			if (whole->method != SP_LOG_METHOD_UNKNOWN)
 				assert_true(whole->method_why[0] != 0);
 		} else if (strcmp(kv, "model") == 0) {
 			if (strcmp(whole->model, val) != 0)
@@ -463,25 +463,25 @@ static void method(void **st)
 	/* PEFT's trainable% over 4-bit weights: QLoRA */
 	classify_all(&p, "quantization_config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4')\n"
 			 "trainable params: 41,943,040 || all params: 8,072,204,288 || trainable%: 0.5196\n");
-	assert_int_equal(p.method, SP_METHOD_QLORA);
+	assert_int_equal(p.method, SP_LOG_METHOD_QLORA);
 	assert_true(p.trainable_pct > 0.5195 && p.trainable_pct < 0.5197);
 	assert_non_null(strstr(p.method_why, "load_in_4bit"));
 	/* load_in_4bit=False is not 4-bit */
 	classify_all(&p, "BitsAndBytesConfig {\"load_in_4bit\": false, \"load_in_8bit\": true}\n"
 			 "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622\n");
-	assert_int_equal(p.method, SP_METHOD_LORA);
+	assert_int_equal(p.method, SP_LOG_METHOD_LORA);
 	/* the Trainer's count equal to all parameters: full */
 	classify_all(&p, "trainable params: 1,235,814,400 || all params: 1,235,814,400 || trainable%: 100.0000\n");
-	assert_int_equal(p.method, SP_METHOD_FULL);
+	assert_int_equal(p.method, SP_LOG_METHOD_FULL);
 	classify_all(&p, "trainable params: 8 || all params: 1,000\n");
-	assert_int_equal(p.method, SP_METHOD_LORA);
+	assert_int_equal(p.method, SP_LOG_METHOD_LORA);
 	assert_true(p.trainable_pct > 0.79 && p.trainable_pct < 0.81);
 	/* a model repr with lora.Linear4bit layers, training steps: QLoRA */
 	classify_all(&p, "        (q_proj): lora.Linear4bit(\n***** Running training *****\n");
-	assert_int_equal(p.method, SP_METHOD_QLORA);
+	assert_int_equal(p.method, SP_LOG_METHOD_QLORA);
 	/* nothing said: unknown, and no reason given */
 	classify_all(&p, "***** Running training *****\n  Number of trainable parameters = 41,943,040\n");
-	assert_int_equal(p.method, SP_METHOD_UNKNOWN);
+	assert_int_equal(p.method, SP_LOG_METHOD_UNKNOWN);
 	assert_string_equal(p.method_why, "");
 	/* Unsloth's older banner */
 	classify_all(&p, "   \\\\   /|    Num examples = 210,289 | Num Epochs = 1\n"
