@@ -277,7 +277,10 @@ static json_t *figures_json(const struct view *v)
 	if (sp_ladder_family_of(v->d->kind, v->d->facts.engine) == SP_FAMILY_TRAINING)
 		all = &none;
 	json_object_set_new(o, "kv_cache_needed_bytes", u64_json(all->kv_needed));
-	json_object_set_new(o, "kv_cache_available_bytes", u64_json(all->kv_available));
+	/* a negative KV cache (vLLM's "-3.41 GiB") is not 0 bytes: null, and
+	 * log.kv_cache_negative says why */
+	json_object_set_new(o, "kv_cache_available_bytes",
+			    v->log && v->log->kv_negative ? json_null() : u64_json(all->kv_available));
 	return o;
 }
 

@@ -499,7 +499,11 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 		return;
 	buf[0] = 0;
 	enum sp_job_family fam = facts_family(f);
-	if (rung == 1 && sp_ok(f->reclaimable.why) && f->reclaimable.v < SP_FLUSH_WORTH)
+	if (rung == 1 && f->kind == SP_OOM_VLLM_KV)
+		snprintf(buf, n, "vLLM sized its KV cache as --gpu-memory-utilization x the pool less what the model "
+			 "took after start-up; the page cache already there at start-up is not in that sum, so a flush "
+			 "does not make the KV cache larger");
+	else if (rung == 1 && sp_ok(f->reclaimable.why) && f->reclaimable.v < SP_FLUSH_WORTH)
 		snprintf(buf, n, "a flush would give back only %s: it costs a rerun for nothing",
 			 sp_fmt_bytes(g, sizeof g, (double)f->reclaimable.v));
 	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_LOG_METHOD_QLORA && f->kind != SP_OOM_BNB)

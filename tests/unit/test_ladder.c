@@ -730,6 +730,25 @@ static void decide_skips(void **st)
 	d = decide(classify(TORCH_OOM), NULL, 0, false);
 	assert_int_equal(d->next, 1);
 	assert_int_equal(d->nskip, 0);
+	/* vLLM's KV cache: a flush does not make it larger (sized from the
+	 * utilization share less what the model took), rung 1 skipped even
+	 * with plenty to flush */
+	live_budget(20, 80);
+	sp_oomlog_init(&dlog);
+	sp_oomlog_finish(&dlog);
+	dlog.kind = SP_OOM_VLLM_KV;
+	dlog.engine = SP_ENGINE_VLLM;
+	dlog.est_max_model_len = 77888;
+	d = decide(&dlog, NULL, 0, false);
+	assert_int_equal(d->next, 2);
+	assert_int_equal(d->nskip, 1);
+	assert_int_equal(d->skip[0].rung, 1);
+	assert_non_null(strstr(d->skip[0].reason, "a flush does not make the KV cache larger"));
+	assert_non_null(strstr(d->change, "--max-model-len 77824"));
+	/* vLLM's start-up check reads free memory: there the flush stays first */
+	dlog.kind = SP_OOM_VLLM_STARTUP;
+	d = decide(&dlog, NULL, 0, false);
+	assert_int_equal(d->next, 1);
 	/* unknown: not skipped */
 	live(0);
 	d = decide(classify(TORCH_OOM), NULL, 0, false);
