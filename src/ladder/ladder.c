@@ -51,7 +51,7 @@ int sp_ladder_state_parse(const char *buf, size_t len, const char *job, struct s
 		*sp = 0;
 		const char *key = line, *val = sp + 1;
 		if (strcmp(key, "version") == 0) {
-			if (strcmp(val, "1") != 0)
+			if (strcmp(val, "1") != 0 && strcmp(val, "2") != 0)
 				return -1;
 			version = true;
 		} else if (strcmp(key, "job") == 0) {
@@ -76,7 +76,9 @@ int sp_ladder_state_parse(const char *buf, size_t len, const char *job, struct s
 			if (sp_parse_i64(val, &v) < 0 || v < 0 || v > SP_RUNGS)
 				return -1;
 			st->proposed = (int)v;
-		} else if (strcmp(key, "log_sig") == 0) {
+		} else if (strcmp(key, "log_hash") == 0 || strcmp(key, "log_sig") == 0) {
+			/* log_sig: version 1's FNV-1a of the log, which no log is hashed
+			 * with any more: checked, then forgotten (0: no log known) */
 			if (strlen(val) != 16)
 				return -1;
 			uint64_t v = 0;
@@ -85,7 +87,7 @@ int sp_ladder_state_parse(const char *buf, size_t len, const char *job, struct s
 					return -1;
 				v = v << 4 | (uint64_t)(isdigit((unsigned char)*q) ? *q - '0' : (tolower((unsigned char)*q) - 'a' + 10));
 			}
-			st->log_sig = v;
+			st->log_sig = strcmp(key, "log_hash") == 0 ? v : 0;
 		} else if (strcmp(key, "updated") == 0) {
 			if (sp_parse_i64(val, &st->updated) < 0)
 				return -1;
@@ -106,7 +108,7 @@ size_t sp_ladder_state_format(const struct sp_ladder_state *st, const char *job,
 	int n = snprintf(buf, cap,
 			 "# sparkops ladder state: the OOM ladder's rungs tried for one job\n"
 			 "# ('sparkops ladder --job NAME --reset' forgets it)\n"
-			 "version 1\njob %s\ntried %s\nproposed %d\nlog_sig %016llx\nupdated %lld\n",
+			 "version 2\njob %s\ntried %s\nproposed %d\nlog_hash %016llx\nupdated %lld\n",
 			 job, o ? tried : "none", st->proposed, (unsigned long long)st->log_sig, (long long)st->updated);
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }

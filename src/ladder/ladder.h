@@ -18,7 +18,7 @@
 struct sp_ladder_state {
 	unsigned tried;     /* bit r (1..4): rung r was tried */
 	int proposed;       /* the rung the last call proposed, 0 none */
-	uint64_t log_sig;   /* the log that proposal answered (FNV-1a 64), 0 none */
+	uint64_t log_sig;   /* the log that proposal answered (its sp_oomlog sig: "log_hash" in the file), 0 none */
 	int64_t updated;    /* Unix time of the last write */
 };
 void sp_ladder_state_init(struct sp_ladder_state *st);

@@ -100,7 +100,7 @@ void sp_oomlog_init(struct sp_oomlog *p)
 	unset(&p->fig.reserved_unalloc);
 	unset(&p->fig.kv_needed);
 	unset(&p->fig.kv_available);
-	p->sig = 0xcbf29ce484222325ULL;
+	p->sig = 0x243F6A8885A308D3ULL;
 }
 
 /* ---- small matching helpers over the bounded line ---------------------------- */
@@ -1161,17 +1161,75 @@ static void end_line(struct sp_oomlog *p)
 	p->cut = false;
 }
 
+/* ---- the log's signature -------------------------------------------------------------
+ * A 64-bit hash of every byte fed, the same for any split of the input: the
+ * bytes are taken as little-endian 8-byte words (the last, short one held in
+ * sig_tail until more comes or the log ends), each word mixed in with one
+ * multiply, and the end (the tail, the length) through a full avalanche. One
+ * multiply per 8 bytes, where FNV-1a paid one per byte (its chain was a third
+ * of the classifier's time on a plain training log). Never 0 (0 is "none"). */
+#define SIG_K 0x9E3779B97F4A7C15ULL
+
+static inline uint64_t sig_word(uint64_t h, uint64_t w)
+{
+	h ^= w;
+	h *= SIG_K;
+	return h ^ (h >> 29);
+}
+
+static void sig_feed(struct sp_oomlog *p, const unsigned char *b, size_t len)
+{
+	uint64_t h = p->sig;
+	size_t i = 0;
+	while (p->sig_tail_n && p->sig_tail_n < 8 && i < len)
+		p->sig_tail[p->sig_tail_n++] = b[i++];
+	if (p->sig_tail_n == 8) {
+		uint64_t w = 0;
+		for (int k = 7; k >= 0; k--)
+			w = w << 8 | p->sig_tail[k];
+		h = sig_word(h, w);
+		p->sig_tail_n = 0;
+	}
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, b + i, 8); /* one load */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w); /* little-endian words on any host: the same signature everywhere */
+#endif
+		h = sig_word(h, w);
+	}
+	while (i < len)
+		p->sig_tail[p->sig_tail_n++] = b[i++];
+	p->sig = h;
+}
+
+static void sig_finish(struct sp_oomlog *p)
+{
+	uint64_t w = 0;
+	for (int k = (int)p->sig_tail_n - 1; k >= 0; k--)
+		w = w << 8 | p->sig_tail[k];
+	uint64_t h = sig_word(p->sig, w ^ (uint64_t)p->sig_tail_n << 56);
+	h ^= p->bytes;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	p->sig = h ? h : 1;
+	p->sig_tail_n = 0;
+}
+
 void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
-	uint64_t h = p->sig;
 	size_t i = 0;
+	sig_feed(p, b, len);
 	while (i < len) {
 		/* the common case: a run of printable bytes. While it fits in the
-		 * window each byte is hashed, copied, and added to the line's byte
-		 * and bigram sets; two sets of accumulators (even and odd bytes)
-		 * keep those updates off one chain, so they hide under the hash's
-		 * own latency. Past the window only the hash. */
+		 * window each byte is copied and added to the line's byte and
+		 * bigram sets; two sets of accumulators (even and odd bytes) keep
+		 * those updates off one chain. Past the window only skipped (the
+		 * signature, sig_feed, has seen every byte). */
 		if (!p->esc) {
 			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
 			size_t lim = len - i < room ? len - i : room;
@@ -1186,8 +1244,6 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 				unsigned char c0 = q[k], c1 = q[k + 1];
 				if (ctrl_byte(c0) || ctrl_byte(c1))
 					break;
-				h = (h ^ c0) * 0x100000001b3ULL;
-				h = (h ^ c1) * 0x100000001b3ULL;
 				dst[k] = (char)c0;
 				dst[k + 1] = (char)c1;
 				s0[c0 >> 6] |= 1ULL << (c0 & 63);
@@ -1199,7 +1255,6 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			}
 			for (; k < lim && !ctrl_byte(q[k]); k++) {
 				unsigned char c = q[k];
-				h = (h ^ c) * 0x100000001b3ULL;
 				dst[k] = (char)c;
 				s0[c >> 6] |= 1ULL << (c & 63);
 				unsigned g = bigram_bit(prev, c);
@@ -1213,12 +1268,10 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			p->len += k;
 			i += k;
 			if (k == lim) {
-				/* the window is full (or the buffer ended): the rest of the run is only hashed */
+				/* the window is full (or the buffer ended): the rest of the run is skipped */
 				size_t start = i;
-				while (i < len && !ctrl_byte(b[i])) {
-					h = (h ^ b[i]) * 0x100000001b3ULL;
+				while (i < len && !ctrl_byte(b[i]))
 					i++;
-				}
 				if (i > start)
 					p->cut = true;
 			}
@@ -1226,7 +1279,6 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 				break;
 		}
 		unsigned char c = b[i++];
-		h = (h ^ c) * 0x100000001b3ULL;
 		/* ANSI escapes: ESC [ params final, ESC ] ... BEL|ESC \, ESC x */
 		if (p->esc) {
 			p->esc_len++;
@@ -1277,7 +1329,6 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			p->cut = true;
 		}
 	}
-	p->sig = h;
 	p->bytes += len;
 }
 
@@ -1309,6 +1360,7 @@ static void decide_method(struct sp_oomlog *p)
 
 void sp_oomlog_finish(struct sp_oomlog *p)
 {
+	sig_finish(p);
 	end_line(p);
 	if (p->kind == SP_OOM_UNKNOWN) {
 		p->phase = p->progress;

@@ -77,7 +77,7 @@ struct sp_oomlog {
 	uint64_t lines;               /* '\n' seen */
 	uint64_t long_lines;          /* lines cut to the window */
 	uint64_t control_bytes;       /* NUL and other control bytes (binary junk) */
-	uint64_t sig;                 /* FNV-1a 64 of every byte fed */
+	uint64_t sig;                 /* a 64-bit hash of every byte fed (oomlog.c: sig_feed), set by sp_oomlog_finish */
 	/* what the Trainer's start-of-training block says (0: not said) */
 	uint64_t batch_per_device, grad_accum, total_batch, seq_len;
 	/* what else the log says about the job (0 / "" / UNKNOWN: not said) */
@@ -95,6 +95,8 @@ struct sp_oomlog {
 				       * SGLang "Load weight end ... mem usage=X GB", llama.cpp "CUDA0 model buffer size = X MiB" */
 
 	/* ---- parser state ---- */
+	unsigned char sig_tail[8];    /* the bytes past the last whole 8-byte word */
+	unsigned sig_tail_n;
 	char line[SP_OOMLOG_WINDOW + 1];
 	size_t len;
 	uint64_t line_set[4];         /* the bytes present in line[0..len) (a needle pre-filter) */

@@ -60,6 +60,17 @@ static void state_roundtrip(void **st)
 	assert_non_null(strstr(buf, "tried none\n"));
 	assert_int_equal(sp_ladder_state_parse(buf, n, "j", &b), 0);
 	assert_int_equal(b.tried, 0);
+	/* version 2 writes log_hash; a version 1 file (log_sig: FNV-1a, which no
+	 * log is hashed with any more) keeps its rungs and forgets the log */
+	a.log_sig = 0xdeadbeef01234567ULL;
+	n = sp_ladder_state_format(&a, "j", buf, sizeof buf);
+	assert_non_null(strstr(buf, "version 2\n"));
+	assert_non_null(strstr(buf, "log_hash deadbeef01234567\n"));
+	const char v1[] = "version 1\njob j\ntried 1,2\nproposed 3\nlog_sig 0123456789abcdef\nupdated 5\n";
+	assert_int_equal(sp_ladder_state_parse(v1, sizeof v1 - 1, "j", &b), 0);
+	assert_int_equal(b.tried, 1u << 1 | 1u << 2);
+	assert_int_equal(b.proposed, 3);
+	assert_int_equal(b.log_sig, 0);
 }
 
 static void state_corrupt(void **st)
@@ -67,8 +78,8 @@ static void state_corrupt(void **st)
 	(void)st;
 	static const char *const bad[] = {
 		"",
-		"version 2\njob j\n",
-		"version 1\n",                       /* no job */
+		"version 3\njob j\n",
+		"version 2\n",                       /* no job */
 		"version 1\njob j\ntried 5\n",
 		"version 1\njob j\ntried 1,,2\n",
 		"version 1\njob j\ntried 1;2\n",
@@ -76,6 +87,7 @@ static void state_corrupt(void **st)
 		"version 1\njob j\nproposed x\n",
 		"version 1\njob j\nlog_sig 12\n",
 		"version 1\njob j\nlog_sig zzzzzzzzzzzzzzzz\n",
+		"version 2\njob j\nlog_hash 12\n",
 		"version 1\njob j\nupdated soon\n",
 		"version 1\njob j\nfrobnicate 1\n",
 		"version 1\njob j\nnospace\n",
