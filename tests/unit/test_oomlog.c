@@ -233,6 +233,39 @@ static void feed_str(struct sp_oomlog *p, const char *s)
 	sp_oomlog_feed(p, s, strlen(s));
 }
 
+/* the log's signature: the same for any split, another for any other log */
+static uint64_t sig_of(const char *s, size_t len, size_t chunk)
+{
+	struct sp_oomlog p;
+	classify_chunks(&p, s, len, chunk);
+	return p.sig;
+}
+
+static void signature(void **st)
+{
+	(void)st;
+	char a[200];
+	for (size_t i = 0; i < sizeof a; i++)
+		a[i] = (char)('a' + i % 26);
+	for (size_t len = 0; len <= 40; len++) {
+		uint64_t h = sig_of(a, len, len ? len : 1);
+		assert_true(h != 0);
+		for (size_t chunk = 1; chunk <= 17; chunk++)
+			assert_true(sig_of(a, len, chunk) == h);
+		/* one more byte, or one byte changed: another signature */
+		assert_true(sig_of(a, len + 1, 3) != h);
+		if (len) {
+			char b[200];
+			memcpy(b, a, len);
+			b[len / 2] ^= 1;
+			assert_true(sig_of(b, len, 5) != h);
+		}
+	}
+	/* a NUL more at the end is not the same log */
+	char z[9] = "abcdefgh";
+	assert_true(sig_of(z, 8, 8) != sig_of(z, 9, 9));
+}
+
 /* a multi-MB line (a progress bar that never ends a line) costs no memory and
  * hides nothing that follows it */
 static void long_line(void **st)
@@ -514,6 +547,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(corpus),
+		cmocka_unit_test(signature),
 		cmocka_unit_test(long_line),
 		cmocka_unit_test(binary),
 		cmocka_unit_test(escapes_split),
