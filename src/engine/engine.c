@@ -1698,6 +1698,29 @@ static void ladder_notes(struct wl *w, const struct sp_retry_plan *p)
 }
 
 /* After a try ended: true when the next try started. */
+/* The series ends with this try: it succeeded, was interrupted or stopped
+ * by the guard, or did not fail for want of memory. Said and logged. */
+static bool ladder_ends_here(struct wl *w, int code, const char *by, enum sp_oom_kind kind)
+{
+	if (code == 0) {
+		if (w->ntries > 1)
+			sp_note("ladder: try %d succeeded (%s)", w->ntries, w->tries[w->ntries - 1].change);
+		ladder_stop(w, "succeeded", 0, NULL);
+	} else if (w->interrupted) {
+		sp_note("ladder: interrupted: no further try");
+		ladder_stop(w, "interrupted", 0, NULL);
+	} else if (strcmp(by, "guard") == 0) {
+		sp_note("ladder: the guard stopped the job: not retried");
+		ladder_stop(w, "guard", 0, NULL);
+	} else if (kind == SP_OOM_UNKNOWN) {
+		sp_note("ladder: exit %d is not an out-of-memory failure: not retried", code);
+		ladder_stop(w, "not_oom", 0, NULL);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static bool ladder_after(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;
@@ -1715,27 +1738,8 @@ static bool ladder_after(struct wl *w)
 	snprintf(t->ended_by, sizeof t->ended_by, "%s", by);
 	snprintf(t->failure, sizeof t->failure, "%s", code == 0 ? "" : kind == SP_OOM_UNKNOWN ? "not_oom" : sp_oom_kind_key(kind));
 	t->seconds = w->t_done - w->try_t0;
-	if (code == 0) {
-		if (w->ntries > 1)
-			sp_note("ladder: try %d succeeded (%s)", w->ntries, t->change);
-		ladder_stop(w, "succeeded", 0, NULL);
+	if (ladder_ends_here(w, code, by, kind))
 		return false;
-	}
-	if (w->interrupted) {
-		sp_note("ladder: interrupted: no further try");
-		ladder_stop(w, "interrupted", 0, NULL);
-		return false;
-	}
-	if (strcmp(by, "guard") == 0) {
-		sp_note("ladder: the guard stopped the job: not retried");
-		ladder_stop(w, "guard", 0, NULL);
-		return false;
-	}
-	if (kind == SP_OOM_UNKNOWN) {
-		sp_note("ladder: exit %d is not an out-of-memory failure: not retried", code);
-		ladder_stop(w, "not_oom", 0, NULL);
-		return false;
-	}
 	sp_note("ladder: try %d ran out of memory (%s, exit %d)", w->ntries, sp_oom_kind_text(kind), code);
 	const char *why1 = rung1_why_not(w);
 	char change[256];
