@@ -1498,10 +1498,6 @@ static int end_event(struct wl *w)
 
 /* ---- run --ladder: the automatic retry (engine/retry.h, docs/run.md "Automatic retry") ------ */
 
-#define SP_EV_LADDER_TRY "ladder_try"   /* detail: try=N rung=R change=C pid=P cmd=WORDS */
-#define SP_EV_LADDER_SKIP "ladder_skip" /* detail: text: a rung skipped and why */
-#define SP_EV_LADDER_STOP "ladder_stop" /* detail: reason=R tries=N [rung=R change=TEXT] */
-
 /* A try starts: its row in the log, its line on stderr, its record. */
 static void ladder_try_begin(struct wl *w, int rung, const char *change)
 {

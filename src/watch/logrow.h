@@ -55,6 +55,9 @@ struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column o
 #define SP_EV_STOP "stop"                 /* watch ended without a child */
 #define SP_EV_LOAD_GUARD "load_guard"     /* detail: action=flush+compact|flush|evict ... (run --guard-load) */
 #define SP_EV_LOAD_GUARD_END "load_guard_end" /* detail: reason=ready|deadline|stop_file|job_ended ... */
+#define SP_EV_LADDER_TRY "ladder_try"     /* detail: try=N rung=R change=C pid=P cmd=WORDS (run --ladder) */
+#define SP_EV_LADDER_SKIP "ladder_skip"   /* detail: text: a rung skipped and why */
+#define SP_EV_LADDER_STOP "ladder_stop"   /* detail: reason=R tries=N [rung=R change=TEXT] */
 
 /* The format version this build writes, and the column count of each
  * version it reads (1: up to throughput_unit; 2: + free_2mib_bytes,
