@@ -598,6 +598,8 @@ static void scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
 static void reread(struct sp_sample *s)
 {
 	s->procs_seen = view.procs_seen;
+	if (view.n == 0)
+		return; /* none listed: nothing to re-read, not even /proc to open */
 	int dfd = open(sp_procfs(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		view.n = 0;
