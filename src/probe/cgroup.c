@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The memory cgroup the caller lives in (v1 and v2): its limit, usage and
  * OOM counters. In a container the budget follows the tighter of the two. */
+#include "probe/kept.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/fileio.h"
@@ -103,13 +104,17 @@ static void set_u64(struct sp_u64 *f, int r, uint64_t v)
 	f->why = r == 0 ? SP_OK : (r == -1 ? SP_MALFORMED : sp_why_from_errno(r));
 }
 
-/* Read one file of the cgroup folder `dir` into buf. */
+/* Read one file of the cgroup folder `dir` into buf: kept open (our own
+ * folder's, read every sample), or opened for this read (the folders above,
+ * read when resolved). */
+static bool cg_keep = true;
+
 static int cg_file(const char *dir, const char *name, char *buf, size_t cap, size_t *len)
 {
 	char path[1024];
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return -ENAMETOOLONG;
-	return sp_read_file(path, buf, cap, len);
+	return cg_keep ? sp_kept_read(path, buf, cap, len) : sp_read_file(path, buf, cap, len);
 }
 
 static int cg_u64(const char *dir, const char *name, uint64_t *v, int *unlimited)
@@ -219,7 +224,9 @@ static bool resolve(double now, const char *proc, const char *sys)
 		if (!slash || (size_t)(slash - cur) < rootlen)
 			break;
 		*slash = 0;
+		cg_keep = false; /* under where.mu */
 		limit_at(cur, where.version, &where.above, &where.above_garbage);
+		cg_keep = true;
 	}
 	snprintf(where.proc, sizeof where.proc, "%s", proc);
 	snprintf(where.sys, sizeof where.sys, "%s", sys);

@@ -3,10 +3,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "probe/kept.h"
 #include "probe/probe.h"
 #include "probe/jobtree.h"
 #include "probe/sample.h"
@@ -209,6 +211,47 @@ static void cgroup_cached_where(void **st)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The kernel's files a sample reads every time stay open and are read
+ * afresh; any other file (a fixture's) is opened every time */
+static void kept_files(void **st)
+{
+	(void)st;
+	char buf[8192];
+	size_t len = 0;
+	int n0 = sp_kept_count();
+	assert_int_equal(sp_kept_read("/proc/meminfo", buf, sizeof buf, &len), 0);
+	assert_true(len > 0 && strncmp(buf, "MemTotal:", 9) == 0);
+	assert_int_equal(sp_kept_count(), n0 + 1);
+	assert_int_equal(sp_kept_read("/proc/meminfo", buf, sizeof buf, &len), 0);
+	assert_true(strncmp(buf, "MemTotal:", 9) == 0);
+	assert_int_equal(strlen(buf), len);
+	assert_int_equal(sp_kept_count(), n0 + 1); /* the same fd */
+	/* a file of a moved root: read anew, also when replaced */
+	char dir[] = "/tmp/sparkops-keptXXXXXX";
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "v", "41\n");
+	char p[600];
+	snprintf(p, sizeof p, "%s/v", dir);
+	int64_t v = 0;
+	assert_int_equal(sp_kept_i64(p, &v), 0);
+	assert_int_equal(v, 41);
+	assert_int_equal(sp_kept_count(), n0 + 1);
+	put_file(dir, "v.new", "42\n");
+	char q[600];
+	snprintf(q, sizeof q, "%s/v.new", dir);
+	assert_int_equal(rename(q, p), 0);
+	assert_int_equal(sp_kept_i64(p, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(sp_kept_i64(p, &v), -ENOENT);
+	assert_int_equal(rmdir(dir), 0);
+	sp_kept_close();
+	assert_int_equal(sp_kept_count(), 0);
+	assert_int_equal(sp_kept_read("/proc/meminfo", buf, sizeof buf, &len), 0);
+	assert_int_equal(sp_kept_count(), 1);
+	sp_kept_close();
+}
+
 static void budget(void **st)
 {
 	(void)st;
@@ -349,7 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(meminfo_basic), cmocka_unit_test(meminfo_keys_at_line_start),
 		cmocka_unit_test(meminfo_garbage), cmocka_unit_test(psi_lines),
-		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values), cmocka_unit_test(cgroup_cached_where),
+		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values), cmocka_unit_test(cgroup_cached_where), cmocka_unit_test(kept_files),
 		cmocka_unit_test(budget), cmocka_unit_test(classify),
 		cmocka_unit_test(gpu_timeout_for_interval), cmocka_unit_test(tree_drops_self_line),
 		cmocka_unit_test(pidstat),
