@@ -531,7 +531,10 @@ static void scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
 {
 	s->procs_seen = 0;
 	if (fresh) {
-		memset(pids, 0, sizeof pids);
+		/* the table is zero until a scan used it: a one-shot status does
+		 * not touch its 256 KiB (64 page faults) just to clear them */
+		if (scan_gen)
+			memset(pids, 0, sizeof pids);
 		scan_gen = 1;
 		view.n = 0;
 	}
