@@ -101,22 +101,27 @@ static void widen(struct sp_chart *c)
 	c->w *= 2;
 }
 
-static void put(struct sp_chart *c, int s, double t, double v)
+/* *col: the row's column, found (and the chart widened for it) by the
+ * row's first finite value; -1 before that */
+static void put(struct sp_chart *c, int s, double t, double v, int *col)
 {
 	if (!isfinite(v)) {
 		c->pending_break[s] = true;
 		return;
 	}
-	double fi = floor((t - c->t0) / c->w);
-	if (fi < 0)
-		fi = 0;
-	if (c->fixed_width && fi >= c->ncols)
-		fi = c->ncols - 1;
-	while (fi >= c->ncols) {
-		widen(c);
-		fi = floor((t - c->t0) / c->w);
+	if (*col < 0) {
+		double fi = floor((t - c->t0) / c->w);
+		if (fi < 0)
+			fi = 0;
+		if (c->fixed_width && fi >= c->ncols)
+			fi = c->ncols - 1;
+		while (fi >= c->ncols) {
+			widen(c);
+			fi = floor((t - c->t0) / c->w);
+		}
+		*col = (int)fi;
 	}
-	struct sp_cell *x = cell(c, s, (int)fi);
+	struct sp_cell *x = cell(c, s, *col);
 	float f = (float)v;
 	if (!(x->flags & SP_CELL_HAS)) {
 		x->min = x->max = f;
@@ -144,21 +149,22 @@ static void add_sample(struct sp_chart *c, const struct sp_logrow *r)
 	}
 	c->prev_sample_t = t;
 	double gib = (double)SP_GiB;
-	put(c, SP_S_USED, t, (r->mem_total - r->mem_free) / gib);
-	put(c, SP_S_TOTAL, t, r->mem_total / gib);
-	put(c, SP_S_BUDGET, t, r->budget_now / gib);
-	put(c, SP_S_GPU_TEMP, t, r->gpu_temp_c);
-	put(c, SP_S_SOC_TEMP, t, r->soc_temp_c);
-	put(c, SP_S_GPU_POWER, t, r->gpu_power_w);
-	put(c, SP_S_SYS_POWER, t, r->sys_power_w);
-	put(c, SP_S_PL1, t, r->pl1_w);
-	put(c, SP_S_PL1_CAP, t, r->pl1_cap_w);
-	put(c, SP_S_SM_CLOCK, t, r->gpu_sm_clock_mhz);
-	put(c, SP_S_THROUGHPUT, t, r->throughput);
-	put(c, SP_S_CONTIG, t, r->free_2mib / gib);
-	put(c, SP_S_PSI_MEM, t, r->psi_mem_some);
-	put(c, SP_S_PSI_CPU, t, r->psi_cpu_some);
-	put(c, SP_S_PSI_IO, t, r->psi_io_some);
+	int col = -1;
+	put(c, SP_S_USED, t, (r->mem_total - r->mem_free) / gib, &col);
+	put(c, SP_S_TOTAL, t, r->mem_total / gib, &col);
+	put(c, SP_S_BUDGET, t, r->budget_now / gib, &col);
+	put(c, SP_S_GPU_TEMP, t, r->gpu_temp_c, &col);
+	put(c, SP_S_SOC_TEMP, t, r->soc_temp_c, &col);
+	put(c, SP_S_GPU_POWER, t, r->gpu_power_w, &col);
+	put(c, SP_S_SYS_POWER, t, r->sys_power_w, &col);
+	put(c, SP_S_PL1, t, r->pl1_w, &col);
+	put(c, SP_S_PL1_CAP, t, r->pl1_cap_w, &col);
+	put(c, SP_S_SM_CLOCK, t, r->gpu_sm_clock_mhz, &col);
+	put(c, SP_S_THROUGHPUT, t, r->throughput, &col);
+	put(c, SP_S_CONTIG, t, r->free_2mib / gib, &col);
+	put(c, SP_S_PSI_MEM, t, r->psi_mem_some, &col);
+	put(c, SP_S_PSI_CPU, t, r->psi_cpu_some, &col);
+	put(c, SP_S_PSI_IO, t, r->psi_io_some, &col);
 	if (isfinite(r->throughput) && r->throughput_unit[0])
 		sp_text_copy(c->throughput_unit, sizeof c->throughput_unit, r->throughput_unit);
 }

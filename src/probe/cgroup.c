@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* The memory cgroup the caller lives in (v1 and v2): its limit, usage and
  * OOM counters. In a container the budget follows the tighter of the two. */
+#include "probe/kept.h"
 #include "probe/probe.h"
+#include "util/clock.h"
 #include "util/fileio.h"
 #include "util/paths.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,13 +104,17 @@ static void set_u64(struct sp_u64 *f, int r, uint64_t v)
 	f->why = r == 0 ? SP_OK : (r == -1 ? SP_MALFORMED : sp_why_from_errno(r));
 }
 
-/* Read one file of the cgroup folder `dir` into buf. */
+/* Read one file of the cgroup folder `dir` into buf: kept open (our own
+ * folder's, read every sample), or opened for this read (the folders above,
+ * read when resolved). */
+static bool cg_keep = true;
+
 static int cg_file(const char *dir, const char *name, char *buf, size_t cap, size_t *len)
 {
 	char path[1024];
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return -ENAMETOOLONG;
-	return sp_read_file(path, buf, cap, len);
+	return cg_keep ? sp_kept_read(path, buf, cap, len) : sp_read_file(path, buf, cap, len);
 }
 
 static int cg_u64(const char *dir, const char *name, uint64_t *v, int *unlimited)
@@ -138,85 +146,167 @@ static int cg_kv(const char *dir, const char *name, const char *key, uint64_t *v
 /* v1 reports "no limit" as a huge page-aligned number */
 #define V1_UNLIMITED (1ULL << 62)
 
-void sp_cgroup_read(struct sp_cgroup *cg)
+/* Where our cgroup is, and the tightest limit above it: what
+ * /proc/self/cgroup says and the ancestors' limit files change only when the
+ * process is moved or an administrator changes a parent's limit, so they are
+ * resolved at most every SP_CGROUP_RESOLVE_S seconds (and at once when the
+ * roots change or our folder's usage file is gone). The folder's own usage,
+ * file pages, OOM counters and limit are read every time. */
+#define SP_CGROUP_RESOLVE_S 10.0
+
+static struct {
+	pthread_mutex_t mu;
+	bool valid;
+	double at;             /* when resolved (monotonic) */
+	char proc[600], sys[600]; /* the roots it was resolved under */
+	int version;
+	char path[256];        /* as in struct sp_cgroup */
+	char dir[1024], root[1024];
+	uint64_t above;        /* the tightest limit strictly above dir, or UINT64_MAX */
+	bool above_garbage;
+	bool had_usage;        /* dir's usage file was there when resolved */
+} where = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static const char *limit_name(int version)
 {
-	memset(cg, 0, sizeof *cg);
-	cg->limit.why = cg->usage.why = cg->file.why = cg->oom_kill.why = cg->oom.why =
-		cg->failcnt.why = cg->swap_max.why = SP_MISSING;
+	return version == 2 ? "memory.max" : "memory.limit_in_bytes";
+}
+
+/* one folder's limit into *best (the tighter one kept); garbage noted */
+static void limit_at(const char *dir, int version, uint64_t *best, bool *garbage)
+{
+	uint64_t v = 0;
+	int un = 0;
+	int r = cg_u64(dir, limit_name(version), &v, &un);
+	if (r == -1)
+		*garbage = true;
+	else if (r == 0 && !un && !(version == 1 && v >= V1_UNLIMITED) && v < *best)
+		*best = v;
+}
+
+/* Resolve `where` under the current roots. false: no memory cgroup. */
+static bool resolve(double now, const char *proc, const char *sys)
+{
+	where.valid = false;
 	char path[600], buf[2048];
 	size_t len;
 	sp_proc_path(path, sizeof path, "self/cgroup");
 	if (sp_read_file(path, buf, sizeof buf, &len) < 0)
-		return;
-	cg->version = sp_cgroup_parse_self(buf, len, cg->path, sizeof cg->path);
-	if (!cg->version)
-		return;
-	const char *mnt = cg->version == 2 ? "fs/cgroup" : "fs/cgroup/memory";
+		return false;
+	where.version = sp_cgroup_parse_self(buf, len, where.path, sizeof where.path);
+	if (!where.version)
+		return false;
+	const char *mnt = where.version == 2 ? "fs/cgroup" : "fs/cgroup/memory";
 
 	/* The caller's own folder; inside a cgroup namespace the path we see may
 	 * not exist under the mount, whose root is then our cgroup. */
-	char dir[1024];
-	sp_sys_path(dir, sizeof dir, "%s%s", mnt, cg->path);
+	sp_sys_path(where.dir, sizeof where.dir, "%s%s", mnt, where.path);
 	char probe[1100];
-	snprintf(probe, sizeof probe, "%s/%s", dir, cg->version == 2 ? "memory.current" : "memory.usage_in_bytes");
-	/* one access(2), not a read: the usage file is read below anyway */
+	snprintf(probe, sizeof probe, "%s/%s", where.dir,
+		 where.version == 2 ? "memory.current" : "memory.usage_in_bytes");
+	/* one access(2), not a read: the usage file is read every sample anyway */
 	if (access(probe, R_OK) < 0) {
-		sp_sys_path(dir, sizeof dir, "%s", mnt);
-		snprintf(cg->path, sizeof cg->path, "/");
+		sp_sys_path(where.dir, sizeof where.dir, "%s", mnt);
+		snprintf(where.path, sizeof where.path, "/");
 	}
-	char root[1024];
-	sp_sys_path(root, sizeof root, "%s", mnt);
+	sp_sys_path(where.root, sizeof where.root, "%s", mnt);
 
-	uint64_t v = 0;
-	int r;
-	if (cg->version == 2) {
-		r = cg_u64(dir, "memory.current", &v, NULL);
-		set_u64(&cg->usage, r, v);
-		r = cg_kv(dir, "memory.stat", "file", &v);
-		set_u64(&cg->file, r, v);
-		r = cg_kv(dir, "memory.events", "oom_kill", &v);
-		set_u64(&cg->oom_kill, r, v);
-		r = cg_kv(dir, "memory.events", "oom", &v);
-		set_u64(&cg->oom, r, v);
-		int un = 0;
-		r = cg_u64(dir, "memory.swap.max", &v, &un);
-		if (r == 0 && !un)
-			set_u64(&cg->swap_max, 0, v);
-	} else {
-		r = cg_u64(dir, "memory.usage_in_bytes", &v, NULL);
-		set_u64(&cg->usage, r, v);
-		r = cg_kv(dir, "memory.stat", "cache", &v);
-		set_u64(&cg->file, r, v);
-		r = cg_kv(dir, "memory.oom_control", "oom_kill", &v);
-		set_u64(&cg->oom_kill, r, v);
-		r = cg_u64(dir, "memory.failcnt", &v, NULL);
-		set_u64(&cg->failcnt, r, v);
-	}
-
-	/* The tightest limit from our folder up to the mount root. */
-	uint64_t best = UINT64_MAX;
-	int seen_garbage = 0;
-	size_t rootlen = strlen(root);
+	/* The tightest limit above our folder, up to the mount root. */
+	where.above = UINT64_MAX;
+	where.above_garbage = false;
+	size_t rootlen = strlen(where.root);
 	char cur[1024];
-	snprintf(cur, sizeof cur, "%s", dir);
+	snprintf(cur, sizeof cur, "%s", where.dir);
 	for (int depth = 0; depth < 64; depth++) {
-		int un = 0;
-		r = cg_u64(cur, cg->version == 2 ? "memory.max" : "memory.limit_in_bytes", &v, &un);
-		if (r == -1)
-			seen_garbage = 1;
-		else if (r == 0 && !un && !(cg->version == 1 && v >= V1_UNLIMITED) && v < best)
-			best = v;
 		if (strlen(cur) <= rootlen)
 			break;
 		char *slash = strrchr(cur, '/');
 		if (!slash || (size_t)(slash - cur) < rootlen)
 			break;
 		*slash = 0;
+		cg_keep = false; /* under where.mu */
+		limit_at(cur, where.version, &where.above, &where.above_garbage);
+		cg_keep = true;
 	}
-	if (best != UINT64_MAX) {
-		cg->limit.v = best;
-		cg->limit.why = SP_OK;
-	} else {
-		cg->limit.why = seen_garbage ? SP_MALFORMED : SP_MISSING;
+	snprintf(where.proc, sizeof where.proc, "%s", proc);
+	snprintf(where.sys, sizeof where.sys, "%s", sys);
+	where.at = now;
+	where.valid = true;
+	return true;
+}
+
+void sp_cgroup_read(struct sp_cgroup *cg)
+{
+	memset(cg, 0, sizeof *cg);
+	cg->limit.why = cg->usage.why = cg->file.why = cg->oom_kill.why = cg->oom.why =
+		cg->failcnt.why = cg->swap_max.why = SP_MISSING;
+	char sys[600];
+	sp_sys_path(sys, sizeof sys, "%s", "");
+	const char *proc = sp_procfs();
+	double now = sp_mono_now();
+	pthread_mutex_lock(&where.mu);
+	bool again = !where.valid || now - where.at >= SP_CGROUP_RESOLVE_S || now < where.at ||
+		     strcmp(where.proc, proc) != 0 || strcmp(where.sys, sys) != 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (again && !resolve(now, proc, sys))
+			break;
+		cg->version = where.version;
+		snprintf(cg->path, sizeof cg->path, "%s", where.path);
+		const char *dir = where.dir;
+		uint64_t v = 0;
+		int r;
+		if (where.version == 2) {
+			r = cg_u64(dir, "memory.current", &v, NULL);
+			set_u64(&cg->usage, r, v);
+			r = cg_kv(dir, "memory.stat", "file", &v);
+			set_u64(&cg->file, r, v);
+			char ev[1024];
+			size_t elen;
+			r = cg_file(dir, "memory.events", ev, sizeof ev, &elen);
+			int r2 = r;
+			if (r == 0) { /* one read for both counters */
+				r = sp_kv_lookup(ev, elen, "oom_kill", &v) == 0 ? 0 : -ENOENT;
+				set_u64(&cg->oom_kill, r, v);
+				r2 = sp_kv_lookup(ev, elen, "oom", &v) == 0 ? 0 : -ENOENT;
+				set_u64(&cg->oom, r2, v);
+			} else {
+				set_u64(&cg->oom_kill, r, 0);
+				set_u64(&cg->oom, r2, 0);
+			}
+			int un = 0;
+			r = cg_u64(dir, "memory.swap.max", &v, &un);
+			if (r == 0 && !un)
+				set_u64(&cg->swap_max, 0, v);
+		} else {
+			r = cg_u64(dir, "memory.usage_in_bytes", &v, NULL);
+			set_u64(&cg->usage, r, v);
+			r = cg_kv(dir, "memory.stat", "cache", &v);
+			set_u64(&cg->file, r, v);
+			r = cg_kv(dir, "memory.oom_control", "oom_kill", &v);
+			set_u64(&cg->oom_kill, r, v);
+			r = cg_u64(dir, "memory.failcnt", &v, NULL);
+			set_u64(&cg->failcnt, r, v);
+		}
+		if (again)
+			where.had_usage = cg->usage.why != SP_MISSING;
+		/* our folder gone (moved, or the cgroup removed): resolve now, once */
+		if (!again && where.had_usage && cg->usage.why == SP_MISSING) {
+			again = true;
+			memset(cg, 0, sizeof *cg);
+			cg->limit.why = cg->usage.why = cg->file.why = cg->oom_kill.why = cg->oom.why =
+				cg->failcnt.why = cg->swap_max.why = SP_MISSING;
+			continue;
+		}
+		uint64_t best = where.above;
+		bool garbage = where.above_garbage;
+		limit_at(dir, where.version, &best, &garbage);
+		if (best != UINT64_MAX) {
+			cg->limit.v = best;
+			cg->limit.why = SP_OK;
+		} else {
+			cg->limit.why = garbage ? SP_MALFORMED : SP_MISSING;
+		}
+		break;
 	}
+	pthread_mutex_unlock(&where.mu);
 }

@@ -12,7 +12,11 @@
  * must not keep the process from exiting. nvmlShutdown and dlclose happen on
  * that thread, and only between passes (sp_nvml_release skips them while a
  * call is in flight, and joins the thread for at most a second otherwise). One sampling thread calls this API; the state below that
- * is only the caller's lives in gpu_caller. */
+ * is only the caller's lives in gpu_caller. An answer that cannot change
+ * before sp_nvml_release (no NVML library, or one whose load or nvmlInit
+ * failed: the loader never retries) is kept by the caller and the thread is
+ * not woken for it again: one hand-off, not one per sample, on a box without
+ * a driver. */
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
 #include "util/clock.h"
@@ -51,6 +55,8 @@ static struct {
 	uint64_t want;       /* the pass the next poll waits for */
 	int fresh;           /* that pass was asked for by the last async call */
 	int start_failed;
+	int sticky;          /* `got` stands for every pass to come (no driver):
+			      * the thread is not woken for it again */
 	struct sp_gpu_snap got; /* the copy taken out from under the lock */
 	int nident;          /* identity of the GPUs from the last answer */
 	struct sp_gpu ident[SP_MAX_GPUS];
@@ -130,6 +136,8 @@ static int ensure_thread(void)
 
 int sp_gpu_read_async(void)
 {
+	if (gpu_caller.sticky)
+		return 0; /* the thread would only repeat its last answer */
 	if (ensure_thread() < 0) {
 		gpu_caller.start_failed = 1;
 		return -EAGAIN;
@@ -203,6 +211,10 @@ int sp_gpu_poll(struct sp_sample *s, double deadline)
 		snprintf(s->gpu_detail, sizeof s->gpu_detail, "the GPU was not asked");
 		return -EINVAL;
 	}
+	if (gpu_caller.sticky) {
+		merge(s, &gpu_caller.got);
+		return 0;
+	}
 	pthread_mutex_lock(&gpu_shared.mu);
 	if (gpu_caller.fresh)
 		while (gpu_shared.done < gpu_caller.want && sp_mono_now() < deadline)
@@ -210,6 +222,7 @@ int sp_gpu_poll(struct sp_sample *s, double deadline)
 	if (gpu_shared.done >= gpu_caller.want) {
 		gpu_caller.got = gpu_shared.pub;
 		pthread_mutex_unlock(&gpu_shared.mu);
+		gpu_caller.sticky = gpu_caller.got.sticky;
 		merge(s, &gpu_caller.got);
 		return 0;
 	}
@@ -233,6 +246,16 @@ int sp_gpu_busy(void)
 	int busy = gpu_shared.done != gpu_shared.req;
 	pthread_mutex_unlock(&gpu_shared.mu);
 	return busy;
+}
+
+uint64_t sp_gpu_passes(void)
+{
+	if (!gpu_shared.started)
+		return 0;
+	pthread_mutex_lock(&gpu_shared.mu);
+	uint64_t n = gpu_shared.done;
+	pthread_mutex_unlock(&gpu_shared.mu);
+	return n;
 }
 
 int sp_nvml_release(void)

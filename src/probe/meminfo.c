@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* /proc/meminfo — the pool. */
+#include "probe/kept.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
 #include "util/paths.h"
@@ -114,7 +115,7 @@ void sp_meminfo_read(struct sp_meminfo *m)
 	char path[600], buf[8192];
 	size_t len;
 	sp_proc_path(path, sizeof path, "meminfo");
-	int r = sp_read_file(path, buf, sizeof buf, &len);
+	int r = sp_kept_read(path, buf, sizeof buf, &len);
 	if (r < 0) {
 		memset(m, 0, sizeof *m);
 		m->why = sp_why_from_errno(r);

@@ -405,7 +405,9 @@ void sp_nvml_collect(struct sp_gpu_snap *snap)
 	snap->nprocs = 0;
 	snap->detail[0] = 0;
 	snap->lib[0] = 0;
+	snap->sticky = 0;
 	if (load() != 1) {
+		snap->sticky = 1; /* load() does not retry: every later pass says the same */
 		snap->status = nvml_fns.why;
 		snprintf(snap->detail, sizeof snap->detail, "%s", nvml_fns.detail);
 		return;

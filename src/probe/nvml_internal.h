@@ -14,6 +14,8 @@ struct sp_gpu_snap {
 	enum sp_why status;
 	char detail[128];
 	char lib[128]; /* the library that answered */
+	int sticky;    /* the answer stands until sp_nvml_release: no library, or
+			* one that failed to load or init (never retried before) */
 	int ngpu;
 	struct sp_gpu gpus[SP_MAX_GPUS];
 	int nprocs;

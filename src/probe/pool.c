@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Contiguous free memory, watermarks, compaction. See pool.h. */
 #include "probe/pool.h"
+#include "probe/kept.h"
 #include "util/pagesize.h"
 #include "util/fileio.h"
 #include "util/paths.h"
@@ -132,7 +133,7 @@ void sp_buddyinfo_read(struct sp_contig *c)
 		c->why = SP_MISSING;
 		return;
 	}
-	int r = sp_read_file(path, buf, sizeof buf, &len);
+	int r = sp_kept_read(path, buf, sizeof buf, &len);
 	if (r < 0) {
 		memset(c, 0, sizeof *c);
 		c->largest_order = -1;

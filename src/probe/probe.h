@@ -81,6 +81,11 @@ int sp_gpu_read_async(void);
 int sp_gpu_poll(struct sp_sample *s, double deadline);
 /* 1 while an NVML call is in flight (possibly forever) */
 int sp_gpu_busy(void);
+/* Passes the GPU thread has finished since it started (or was released).
+ * Without a driver (no library, or its load or nvmlInit failed) there is one:
+ * that answer cannot change before sp_nvml_release, so later samples reuse
+ * it without waking the thread. */
+uint64_t sp_gpu_passes(void);
 /* At exit: nvmlShutdown and dlclose on the GPU thread, then it ends. When a
  * call is in flight nothing is touched and 1 is returned: the caller should
  * leave with _exit() after flushing its output (a wedged library's

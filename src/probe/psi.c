@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Pressure stall information: /proc/pressure/{memory,cpu,io}. */
+#include "probe/kept.h"
 #include "probe/probe.h"
 #include "util/fileio.h"
 #include "util/paths.h"
@@ -101,7 +102,7 @@ void sp_psi_read(struct sp_psi p[SP_PSI_N])
 		char path[600], buf[512];
 		size_t len;
 		sp_proc_path(path, sizeof path, "pressure/%s", res_names[i]);
-		int r = sp_read_file(path, buf, sizeof buf, &len);
+		int r = sp_kept_read(path, buf, sizeof buf, &len);
 		if (r < 0) {
 			memset(&p[i], 0, sizeof p[i]);
 			/* EOPNOTSUPP: the kernel has PSI compiled in but disabled (psi=0) */

@@ -2,6 +2,7 @@
 /* Thermal zones (/sys/class/thermal) and hwmon sensors (/sys/class/hwmon).
  * On GB10 the `acpitz` zones track the GPU die; the community `spbm` driver
  * gives system/SoC/GPU power and the firmware's PL1/PL2 limit channels. */
+#include "probe/kept.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/dirscan.h"
@@ -134,7 +135,7 @@ void sp_thermal_read(struct sp_sample *s)
 		char p[900];
 		snprintf(p, sizeof p, "%s/%s/temp", dir, zones.m[i].dir);
 		int64_t v = 0;
-		int r = sp_read_i64(p, &v);
+		int r = sp_kept_i64(p, &v);
 		gone |= r == -ENOENT;
 		set_i64(&z->temp_mc, r, v);
 		/* a die between -60 and 200 degC; anything else is a broken sensor */
@@ -305,7 +306,7 @@ static int hw_value(const char *dir, const struct hw_meta *m, bool avg, int64_t 
 	char p[1100];
 	snprintf(p, sizeof p, "%s/%s/%s%d_%s", dir, m->dir, kind_pfx(m->c.kind), m->c.chan,
 		 avg ? "average" : "input");
-	return sp_read_i64(p, v);
+	return sp_kept_i64(p, v);
 }
 
 void sp_hwmon_read(struct sp_sample *s)

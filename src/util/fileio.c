@@ -18,7 +18,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* fd from a non-blocking open: a regular file, the flag cleared; or -EINVAL */
+/* fd from a non-blocking open: a regular file; or -EINVAL. The flag stays
+ * set: regular files ignore it (procfs, sysfs and the file systems a fixture
+ * lives on), and sp_read_full clears it should a read ever answer EAGAIN, so
+ * a sample pays no two fcntl(2) calls per file. */
 static int regular_only(int fd)
 {
 	if (fd < 0)
@@ -28,17 +31,20 @@ static int regular_only(int fd)
 		close(fd);
 		return -EINVAL;
 	}
-	/* procfs/sysfs files ignore the flag; clear it for the regular files of a fixture */
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
 }
 
 int sp_open_proc(const char *path, int flags)
 {
 	/* O_NONBLOCK: a FIFO planted under a moved root must not hang the open */
-	return regular_only(open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+	int fd = regular_only(open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+	if (fd >= 0 && (flags & O_ACCMODE) != O_RDONLY) {
+		/* writers (drop_caches, oom_score_adj) get a blocking fd, as before */
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	return fd;
 }
 
 ssize_t sp_read_full(int fd, void *buf, size_t n)
@@ -49,6 +55,12 @@ ssize_t sp_read_full(int fd, void *buf, size_t n)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {
+				/* a non-blocking fd (sp_open_proc's): block from now on */
+				int fl = fcntl(fd, F_GETFL);
+				if (fl >= 0 && (fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+					continue;
+			}
 			return got ? (ssize_t)got : -1;
 		}
 		if (r == 0)

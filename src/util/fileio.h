@@ -23,7 +23,8 @@ int sp_read_i64(const char *path, int64_t *out);
 /* Read one short line, stripped of its newline. */
 int sp_read_line(const char *path, char *buf, size_t cap);
 
-/* read()/write() that retry on EINTR and short counts. */
+/* read()/write() that retry on EINTR and short counts; a read that answers
+ * EAGAIN clears the fd's O_NONBLOCK and blocks from then on. */
 ssize_t sp_read_full(int fd, void *buf, size_t n);
 ssize_t sp_write_full(int fd, const void *buf, size_t n);
 
@@ -32,7 +33,9 @@ ssize_t sp_write_full(int fd, const void *buf, size_t n);
  * blocking file planted under a moved root cannot hang the caller; anything
  * but a regular file (procfs and sysfs files are regular) is refused with
  * -EINVAL, which callers report as malformed (unknown), never as 0.
- * Returns the fd (O_NONBLOCK cleared again) or -errno. The sp_read_*
+ * Returns the fd or -errno: for writing with O_NONBLOCK cleared again; for
+ * reading with it still set (regular files ignore it; read it with
+ * sp_read_full, which clears it should a read answer EAGAIN). The sp_read_*
  * helpers above open through it. */
 int sp_open_proc(const char *path, int flags);
 

@@ -85,6 +85,11 @@ int sp_logrow_parse(const char *line, size_t len, struct sp_logrow *r, char *err
 /* The same for a log of an older version: ncolumns from
  * sp_logrow_header_columns (the columns past them stay unknown). */
 int sp_logrow_parse_n(const char *line, size_t len, int ncolumns, struct sp_logrow *r, char *err, size_t errlen);
+/* The common row (no quoted field, every number in the writer's own form,
+ * no NUL byte) parsed where it lies, without a copy: true and *r as
+ * sp_logrow_parse_n would give; false when the row is anything else (then
+ * sp_logrow_parse_n has the answer or the error). */
+bool sp_logrow_parse_fast(const char *line, size_t len, int ncolumns, struct sp_logrow *r);
 /* Is this the header of a sparkops log this version reads (any version)? */
 bool sp_logrow_is_header(const char *line, size_t len);
 /* The column count of the version whose header this is, 0 when it is none. */

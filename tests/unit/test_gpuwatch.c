@@ -167,6 +167,36 @@ static void hang_keeps_sampling(void **st)
 	assert_int_equal(sp_nvml_release(), 1);
 }
 
+/* No driver: one pass says so, and later samples say the same without
+ * waking the GPU thread again (the loader never retries before a release) */
+static void no_driver_one_pass(void **st)
+{
+	SKIP_UNDER_QEMU(QEMU_THREADS);
+	(void)st;
+	setenv("SPARKOPS_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+	read_sample(5.0);
+	assert_int_equal(S.gpu_status, SP_NO_DRIVER);
+	char detail[sizeof S.gpu_detail];
+	snprintf(detail, sizeof detail, "%s", S.gpu_detail);
+	assert_non_null(strstr(detail, "not found"));
+	assert_int_equal(sp_gpu_passes(), 1);
+	for (int i = 0; i < 3; i++) {
+		read_sample(5.0);
+		assert_int_equal(S.gpu_status, SP_NO_DRIVER);
+		assert_int_equal(S.ngpu, 0);
+		assert_string_equal(S.gpu_detail, detail);
+		assert_true(S.mem.why == SP_OK); /* the rest is read every time */
+	}
+	assert_int_equal(sp_gpu_passes(), 1);
+	/* released: the next sample asks the driver again */
+	assert_int_equal(sp_nvml_release(), 0);
+	assert_int_equal(sp_gpu_passes(), 0);
+	read_sample(5.0);
+	assert_int_equal(S.gpu_status, SP_NO_DRIVER);
+	assert_int_equal(sp_gpu_passes(), 1);
+	assert_int_equal(sp_nvml_release(), 0);
+}
+
 int main(void)
 {
 	const char *b = getenv("BUILD_DIR");
@@ -174,6 +204,7 @@ int main(void)
 	sp_paths_init("tests/fixtures/gb10-idle/proc", "tests/fixtures/gb10-idle/sys");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(poll_without_request), cmocka_unit_test(warnings_pure),
+		cmocka_unit_test(no_driver_one_pass),
 		cmocka_unit_test(lost_midrun), cmocka_unit_test(garbage_counted),
 		cmocka_unit_test(hang_keeps_sampling),
 	};

@@ -113,6 +113,78 @@ static void bad_rows(void **st)
 	assert_int_equal(sp_logrow_parse(bad, strlen(bad), &r, err, sizeof err), -1);
 }
 
+/* The in-place parser takes the writer's common row, with the same values
+ * the general one gives, and leaves everything else to it */
+static void fast_path(void **st)
+{
+	(void)st;
+	struct sp_logrow r, fast;
+	sp_logrow_clear(&r, SP_ROW_SAMPLE);
+	r.unix_time = 1764405612.345;
+	sp_iso_time(r.time_iso, sizeof r.time_iso, r.unix_time);
+	r.mem_total = 128526065664.0;
+	r.mem_free = 6657199104.0;
+	r.psi_mem_some = 1.25;
+	r.gpu_temp_c = 84;
+	r.gpu_power_w = -0.5; /* any finite power */
+	r.gpu_reasons_ok = true;
+	r.gpu_reasons = 0x24;
+	r.throughput = 3.21;
+	strcpy(r.throughput_unit, "it/s");
+	char line[4096], err[128];
+	size_t n = sp_logrow_format(&r, line, sizeof line);
+	int nc = sp_logrow_ncolumns();
+	assert_true(sp_logrow_parse_fast(line, n, nc, &fast));
+	assert_float_equal(fast.unix_time, 1764405612.345, 1e-6);
+	assert_string_equal(fast.time_iso, r.time_iso);
+	assert_float_equal(fast.mem_free, 6657199104.0, 0.5);
+	assert_float_equal(fast.psi_mem_some, 1.25, 1e-12);
+	assert_float_equal(fast.gpu_power_w, -0.5, 1e-12);
+	assert_true(fast.gpu_reasons_ok);
+	assert_int_equal(fast.gpu_reasons, 0x24);
+	assert_true(isnan(fast.psi_cpu_some));
+	assert_string_equal(fast.throughput_unit, "it/s");
+	/* the same row, one field at a time in forms the fast path leaves to the
+	 * general parser, which still reads them (or refuses them) */
+	char v[4096];
+	memcpy(v, line, n + 1);
+	char *p = strstr(v, ",1.25,");
+	assert_non_null(p);
+	memcpy(p + 1, "1e-2", 4); /* an exponent: strtod's */
+	assert_false(sp_logrow_parse_fast(v, n, nc, &fast));
+	assert_int_equal(sp_logrow_parse(v, n, &fast, err, sizeof err), 0);
+	assert_float_equal(fast.psi_mem_some, 0.01, 1e-12);
+	memcpy(p + 1, "1000", 4); /* out of range */
+	assert_false(sp_logrow_parse_fast(v, n, nc, &fast));
+	assert_int_equal(sp_logrow_parse(v, n, &fast, err, sizeof err), -1);
+	assert_non_null(strstr(err, "implausible"));
+	memcpy(p + 1, "1\0002", 3); /* a NUL byte */
+	assert_false(sp_logrow_parse_fast(v, n, nc, &fast));
+	/* fields short, one too many */
+	assert_false(sp_logrow_parse_fast(line, (size_t)(strrchr(line, ',') - line), nc, &fast));
+	char more[4200];
+	snprintf(more, sizeof more, "%.*s,1\n", (int)(n - 1), line);
+	assert_false(sp_logrow_parse_fast(more, strlen(more), nc, &fast));
+	assert_int_equal(sp_logrow_parse(more, strlen(more), &fast, err, sizeof err), -1);
+	/* a quoted field: the general parser's */
+	sp_logrow_event(&r, 1764405612.0, SP_EV_START, "cmd=\"a, b\"");
+	n = sp_logrow_format(&r, line, sizeof line);
+	assert_false(sp_logrow_parse_fast(line, n, nc, &fast));
+	assert_int_equal(sp_logrow_parse(line, n, &fast, err, sizeof err), 0);
+	assert_string_equal(fast.detail, "cmd=\"a, b\"");
+	/* an event without quotes: taken, and an event without a name is not */
+	sp_logrow_event(&r, 1764405612.0, SP_EV_START, "pid=7");
+	n = sp_logrow_format(&r, line, sizeof line);
+	assert_true(sp_logrow_parse_fast(line, n, nc, &fast));
+	assert_int_equal(fast.type, SP_ROW_EVENT);
+	assert_string_equal(fast.event, "start");
+	assert_string_equal(fast.detail, "pid=7");
+	p = strstr(line, ",start,");
+	memmove(p + 1, p + 6, strlen(p + 6) + 1);
+	assert_false(sp_logrow_parse_fast(line, strlen(line), nc, &fast));
+	assert_int_equal(sp_logrow_parse(line, strlen(line), &fast, err, sizeof err), -1);
+}
+
 static void summary_story(void **st)
 {
 	(void)st;
@@ -166,7 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(header_roundtrip), cmocka_unit_test(row_roundtrip),
 		cmocka_unit_test(event_quoting), cmocka_unit_test(bad_rows),
-		cmocka_unit_test(summary_story),
+		cmocka_unit_test(summary_story), cmocka_unit_test(fast_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,14 +3,20 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "probe/kept.h"
 #include "probe/probe.h"
 #include "probe/jobtree.h"
 #include "probe/sample.h"
+#include "util/paths.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define S(x) x, sizeof(x) - 1
@@ -120,6 +126,130 @@ static void cgroup_values(void **st)
 	const char v1[] = "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n";
 	assert_int_equal(sp_kv_lookup(S(v1), "oom_kill", &v), 0);
 	assert_int_equal(v, 1);
+}
+
+/* tiny fixture writer: root/rel gets text (folders made) */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", root, rel);
+	for (char *q = path + strlen(root) + 1; (q = strchr(q, '/')) != NULL; q++) {
+		*q = 0;
+		mkdir(path, 0755);
+		*q = '/';
+	}
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The cgroup's own files are read every time; where it is and the limits
+ * above it are kept a while, but a folder that is gone is resolved again at
+ * once: a moved process never reads its old cgroup. */
+static void cgroup_cached_where(void **st)
+{
+	(void)st;
+	char root[] = "/tmp/sparkops-cgXXXXXX";
+	assert_non_null(mkdtemp(root));
+	char proc[600], sys[600];
+	snprintf(proc, sizeof proc, "%s/proc", root);
+	snprintf(sys, sizeof sys, "%s/sys", root);
+	put_file(root, "proc/self/cgroup", "0::/a/b\n");
+	put_file(root, "sys/fs/cgroup/a/b/memory.current", "100\n");
+	put_file(root, "sys/fs/cgroup/a/b/memory.max", "max\n");
+	put_file(root, "sys/fs/cgroup/a/b/memory.stat", "anon 1\nfile 5\n");
+	put_file(root, "sys/fs/cgroup/a/b/memory.events", "low 0\noom 1\noom_kill 2\n");
+	put_file(root, "sys/fs/cgroup/a/memory.max", "5000\n");
+	sp_paths_init(proc, sys);
+	struct sp_cgroup cg;
+	sp_cgroup_read(&cg);
+	assert_int_equal(cg.version, 2);
+	assert_string_equal(cg.path, "/a/b");
+	assert_int_equal(cg.usage.v, 100);
+	assert_int_equal(cg.file.v, 5);
+	assert_int_equal(cg.oom.v, 1);
+	assert_int_equal(cg.oom_kill.v, 2);
+	assert_int_equal(cg.limit.why, SP_OK);
+	assert_int_equal(cg.limit.v, 5000); /* the parent's */
+
+	/* the folder's own files: every read */
+	put_file(root, "sys/fs/cgroup/a/b/memory.current", "200\n");
+	put_file(root, "sys/fs/cgroup/a/b/memory.max", "3000\n");
+	put_file(root, "sys/fs/cgroup/a/b/memory.events", "low 0\noom 4\noom_kill 3\n");
+	sp_cgroup_read(&cg);
+	assert_int_equal(cg.usage.v, 200);
+	assert_int_equal(cg.limit.v, 3000);
+	assert_int_equal(cg.oom.v, 4);
+	assert_int_equal(cg.oom_kill.v, 3);
+
+	/* moved: the old folder gone, the new one read in the same call */
+	put_file(root, "proc/self/cgroup", "0::/c\n");
+	put_file(root, "sys/fs/cgroup/c/memory.current", "7\n");
+	put_file(root, "sys/fs/cgroup/c/memory.max", "900\n");
+	char old[1024];
+	snprintf(old, sizeof old, "%s/sys/fs/cgroup/a/b/memory.current", root);
+	assert_int_equal(unlink(old), 0);
+	sp_cgroup_read(&cg);
+	assert_string_equal(cg.path, "/c");
+	assert_int_equal(cg.usage.why, SP_OK);
+	assert_int_equal(cg.usage.v, 7);
+	assert_int_equal(cg.limit.v, 900);
+
+	/* other roots: resolved afresh */
+	put_file(root, "other/self/cgroup", "0::/a\n");
+	put_file(root, "sys/fs/cgroup/a/memory.current", "11\n");
+	char other[600];
+	snprintf(other, sizeof other, "%s/other", root);
+	sp_paths_init(other, sys);
+	sp_cgroup_read(&cg);
+	assert_string_equal(cg.path, "/a");
+	assert_int_equal(cg.usage.v, 11);
+	sp_paths_init(NULL, NULL);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The kernel's files a sample reads every time stay open and are read
+ * afresh; any other file (a fixture's) is opened every time */
+static void kept_files(void **st)
+{
+	(void)st;
+	char buf[8192];
+	size_t len = 0;
+	int n0 = sp_kept_count();
+	assert_int_equal(sp_kept_read("/proc/meminfo", buf, sizeof buf, &len), 0);
+	assert_true(len > 0 && strncmp(buf, "MemTotal:", 9) == 0);
+	assert_int_equal(sp_kept_count(), n0 + 1);
+	assert_int_equal(sp_kept_read("/proc/meminfo", buf, sizeof buf, &len), 0);
+	assert_true(strncmp(buf, "MemTotal:", 9) == 0);
+	assert_int_equal(strlen(buf), len);
+	assert_int_equal(sp_kept_count(), n0 + 1); /* the same fd */
+	/* a file of a moved root: read anew, also when replaced */
+	char dir[] = "/tmp/sparkops-keptXXXXXX";
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "v", "41\n");
+	char p[600];
+	snprintf(p, sizeof p, "%s/v", dir);
+	int64_t v = 0;
+	assert_int_equal(sp_kept_i64(p, &v), 0);
+	assert_int_equal(v, 41);
+	assert_int_equal(sp_kept_count(), n0 + 1);
+	put_file(dir, "v.new", "42\n");
+	char q[600];
+	snprintf(q, sizeof q, "%s/v.new", dir);
+	assert_int_equal(rename(q, p), 0);
+	assert_int_equal(sp_kept_i64(p, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(sp_kept_i64(p, &v), -ENOENT);
+	assert_int_equal(rmdir(dir), 0);
+	sp_kept_close();
+	assert_int_equal(sp_kept_count(), 0);
+	assert_int_equal(sp_kept_read("/proc/meminfo", buf, sizeof buf, &len), 0);
+	assert_int_equal(sp_kept_count(), 1);
+	sp_kept_close();
 }
 
 static void budget(void **st)
@@ -262,7 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(meminfo_basic), cmocka_unit_test(meminfo_keys_at_line_start),
 		cmocka_unit_test(meminfo_garbage), cmocka_unit_test(psi_lines),
-		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values),
+		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values), cmocka_unit_test(cgroup_cached_where), cmocka_unit_test(kept_files),
 		cmocka_unit_test(budget), cmocka_unit_test(classify),
 		cmocka_unit_test(gpu_timeout_for_interval), cmocka_unit_test(tree_drops_self_line),
 		cmocka_unit_test(pidstat),
