@@ -255,22 +255,39 @@ static size_t family_len(const char *name)
 	return d ? (size_t)(d - name) : 0;
 }
 
+/* the family's generation: its name up to the first '.' ("llama-3.1" ->
+ * "llama-3", "qwen2.5" -> "qwen2"), the family itself without one */
+static size_t generation_len(const char *name)
+{
+	size_t fl = family_len(name);
+	const char *dot = memchr(name, '.', fl);
+	return dot ? (size_t)(dot - name) : fl;
+}
+
+static bool same_prefix(const char *a, const char *b, size_t (*len)(const char *))
+{
+	size_t la = len(a);
+	return la > 0 && len(b) == la && strncmp(a, b, la) == 0;
+}
+
 int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *cands, size_t n,
 		   const struct sp_plan_opts *o0, uint64_t budget, uint64_t *need)
 {
-	size_t fl = family_len(m->name);
 	struct sp_plan_opts o = *o0;
 	o.nodes = 1;
 	o.strategy = SP_STRAT_NONE;
-	/* pass 0: the same family prefix; pass 1: the same arch */
-	for (int pass = 0; pass < 2; pass++) {
+	/* pass 0: the same family ("llama-3.1"); pass 1: the same generation
+	 * ("llama-3": Llama 3.2 before Llama 2 under a Llama 3.1); pass 2: the same arch */
+	for (int pass = 0; pass < 3; pass++) {
 		int best = -1;
 		uint64_t bneed = 0;
 		for (size_t i = 0; i < n; i++) {
 			const struct sp_model_shape *c = &cands[i];
 			if (!(c->params < m->params * 0.95) || strcmp(c->arch, m->arch) != 0)
 				continue;
-			if (pass == 0 && !(fl > 0 && family_len(c->name) == fl && strncmp(c->name, m->name, fl) == 0))
+			if (pass == 0 && !same_prefix(c->name, m->name, family_len))
+				continue;
+			if (pass == 1 && !same_prefix(c->name, m->name, generation_len))
 				continue;
 			if (best >= 0 && c->params <= cands[best].params)
 				continue;

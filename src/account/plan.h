@@ -95,7 +95,8 @@ int sp_fit_nodes(const struct sp_model_shape *m, const struct sp_plan_opts *o, u
 /* Rung 4, a smaller model: of n candidate shapes (complete), the index of the
  * largest one smaller than m whose plan with o fits one node's budget,
  * preferring those whose name shares m's family prefix (the name less its
- * last "-" part: "llama-3.1-70b" -> "llama-3.1") and then the same arch;
+ * last "-" part: "llama-3.1-70b" -> "llama-3.1"), then its generation (the
+ * family up to its first '.': "llama-3"), then the same arch;
  * -1 when none fits. need gets its need. */
 int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *cands, size_t n,
 		   const struct sp_plan_opts *o, uint64_t budget, uint64_t *need);

@@ -702,8 +702,17 @@ static int decide_and_plan(const struct opts *o, const struct sp_ladder_in *in, 
 			   struct sp_ladder_plan *lp)
 {
 	sp_ladder_decide(in, d);
-	if (!o->plan)
+	if (!o->plan) {
+		/* rung 4 names the catalog's next size down of the log's model */
+		static struct sp_job_facts nd;
+		memset(&nd, 0, sizeof nd);
+		if (d->next != 4 || !in->log ||
+		    sp_ladder_next_size_down(in->log->model, nd.next_down, sizeof nd.next_down, nd.next_down_hf,
+					     sizeof nd.next_down_hf) < 0)
+			return 0;
+		sp_ladder_decide_planned(in, &nd, d);
 		return 0;
+	}
 	int rung = o->apply > 1 ? o->apply : d->next;
 	int rc = sp_ladder_plan_run(lp, in->s, rung);
 	if (rc)

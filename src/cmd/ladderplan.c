@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 
 /* The quoted plan command line split into words as a shell would for simple
@@ -326,3 +327,66 @@ void sp_ladder_plan_print(const struct sp_ladder_plan *lp, const char *bold, con
 		printf("  rung %d changes nothing the planner models\n", lp->rung);
 }
 
+
+/* ---- rung 4 from the log's model name ------------------------------------------------- */
+
+static bool strip_suffix(char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	if (n > m && strcasecmp(s + n - m, suf) == 0) {
+		s[n - m] = 0;
+		return true;
+	}
+	return false;
+}
+
+/* the log's name as the catalog may know it: the repository id as is, then
+ * its last part without the usual release suffixes, spaces made '-' */
+static int find_log_model(const char *log_model, struct sp_model_shape *m)
+{
+	static const char *const sufs[] = { "-Instruct", "-Chat", "-hf", "-it", "-bnb-4bit", "-unsloth", "-Base", "-GGUF" };
+	char err[512], v[128];
+	if (sp_catalog_find(log_model, m, err, sizeof err) == 0)
+		return 0;
+	const char *base = strrchr(log_model, '/');
+	snprintf(v, sizeof v, "%s", base ? base + 1 : log_model);
+	for (char *q = v; *q; q++)
+		if (*q == ' ')
+			*q = '-';
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t i = 0; i < sizeof sufs / sizeof sufs[0]; i++)
+			again |= strip_suffix(v, sufs[i]);
+	}
+	if (sp_catalog_find(v, m, err, sizeof err) == 0)
+		return 0;
+	/* "Meta-Llama-3.1-70B": the vendor's name before the family's */
+	if (strncasecmp(v, "Meta-", 5) == 0 && sp_catalog_find(v + 5, m, err, sizeof err) == 0)
+		return 0;
+	return -1;
+}
+
+int sp_ladder_next_size_down(const char *log_model, char *name, size_t n, char *hf, size_t hn)
+{
+	struct sp_model_shape *m = calloc(1, sizeof *m);
+	if (!m || !log_model || !log_model[0] || find_log_model(log_model, m) < 0) {
+		free(m);
+		return -1;
+	}
+	struct sp_plan_opts o;
+	sp_plan_opts_init(&o);
+	uint64_t need;
+	/* an unbounded budget: the largest smaller model of the family, whatever it needs */
+	int rc = sp_plan_smaller_model(m, &o, UINT64_MAX, name, n, &need);
+	free(m);
+	if (rc < 0)
+		return -1;
+	struct sp_model_shape *c = calloc(1, sizeof *c);
+	char err[512];
+	if (hn)
+		hf[0] = 0;
+	if (c && sp_catalog_find(name, c, err, sizeof err) == 0)
+		snprintf(hf, hn, "%s", c->hf_id);
+	free(c);
+	return 0;
+}

@@ -51,5 +51,12 @@ int sp_ladder_plan_parse(const char *line);
 /* Plan rung's change against s's budget; 0, or an exit status after saying why. */
 int sp_ladder_plan_run(struct sp_ladder_plan *lp, const struct sp_sample *s, int rung);
 json_t *sp_ladder_plan_json(const struct sp_ladder_plan *lp);
+/* Rung 4 without --plan: the model the log names ("meta-llama/Llama-3.1-70B-Instruct",
+ * "unsloth/Qwen3-4B", "Meta Llama 3.1 70B Instruct"), found in the catalog,
+ * and the catalog's next size down of its family (the largest smaller model,
+ * same family name first, then the same architecture): its name and
+ * Hugging Face id. No claim that it fits: that needs a plan. 0, or -1 when
+ * the log's model is not in the catalog or nothing is smaller. */
+int sp_ladder_next_size_down(const char *log_model, char *name, size_t n, char *hf, size_t hn);
 void sp_ladder_plan_print(const struct sp_ladder_plan *lp, const char *bold, const char *off);
 #endif

@@ -72,6 +72,10 @@ static void job_facts(const struct sp_ladder_in *in, const struct sp_job_facts *
 		memcpy(f->smaller_model, planned->smaller_model, sizeof f->smaller_model);
 		f->smaller_model[sizeof f->smaller_model - 1] = 0;
 		f->smaller_need = planned->smaller_need;
+		memcpy(f->next_down, planned->next_down, sizeof f->next_down);
+		f->next_down[sizeof f->next_down - 1] = 0;
+		memcpy(f->next_down_hf, planned->next_down_hf, sizeof f->next_down_hf);
+		f->next_down_hf[sizeof f->next_down_hf - 1] = 0;
 		f->two_sparks = planned->two_sparks;
 		f->two_sparks_strategy = planned->two_sparks_strategy;
 		f->two_sparks_need = planned->two_sparks_need;

@@ -803,6 +803,11 @@ static void rung4(const struct sp_job_facts *f, char *buf, size_t n)
 		cat(buf, n, "a smaller model: %s instead of %s (the catalog's largest smaller model of the family that "
 			    "fits: it needs %s)", f->smaller_model, model_or(f, "this one"),
 		    sp_fmt_gib(g1, sizeof g1, (double)f->smaller_need));
+	else if (f->next_down[0])
+		cat(buf, n, "a smaller%s model than %s: the catalog's next size down is %s%s%s%s (whether it fits is "
+			    "for 'sparkops ladder --plan ...' to say)", serving ? " or more quantized" : "",
+		    model_or(f, "this one"), f->next_down, f->next_down_hf[0] ? " (" : "", f->next_down_hf,
+		    f->next_down_hf[0] ? ")" : "");
 	else if (serving)
 		cat(buf, n, "a smaller or more quantized model than %s (the next size down of the same family)",
 		    model_or(f, "this one"));

@@ -105,6 +105,9 @@ struct sp_job_facts {
 	 * -1 does not, 0 not planned) and the per-node need */
 	char smaller_model[128];
 	uint64_t smaller_need;
+	/* without a plan: the catalog's next size down of the log's model (no
+	 * claim that it fits), its Hugging Face id; "" when not known */
+	char next_down[64], next_down_hf[128];
 	int two_sparks;
 	const char *two_sparks_strategy; /* "fsdp" (training), "tp" (serving) */
 	uint64_t two_sparks_need;

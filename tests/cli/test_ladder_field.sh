@@ -76,4 +76,17 @@ expect_out "^  change: .*QLoRA" "PEFT LoRA (trainable% 0.0622): rung 3 is LoRA -
 expect_no_out "a full fine-tune becomes bf16 LoRA" "... not 'a full fine-tune becomes LoRA'"
 case_of unsloth_full_step torch_cuda_oom step training 1 '[]'
 change2 unsloth_full_step "max_seq_length 4096 -> 2048" "the log's sequence length"
+# --- rung 4 names the catalog's next size down of the log's model -------------------------------
+rung4() { # log pattern name
+	run $L --job "$1-4" --reset --tried 1 --tried 2 --tried 3 --log "$LOGS/$1.log"
+	expect_out "^  change: .*$2" "$3"
+}
+rung4 torch_step_trainer "next size down is llama-3.2-3b \(meta-llama/Llama-3.2-3B\)" \
+	"meta-llama/Llama-3.1-8B: Llama 3.2 3B, the same generation (not Llama 2 7B)"
+rung4 unsloth_full_step "next size down is qwen3-1.7b \(Qwen/Qwen3-1.7B\)" "unsloth/Qwen3-4B: Qwen3 1.7B"
+rung4 llamacpp_load "than Meta Llama 3.1 70B Instruct: the catalog's next size down is llama-3.1-8b" \
+	"llama.cpp's general.name (spaces, 'Meta', 'Instruct') is found in the catalog"
+expect_out "whether it fits is for 'sparkops ladder --plan \.\.\.' to say" "no fit claimed without a plan"
+run $L --job unknown-4 --reset --tried 1 --tried 2 --tried 3 --log "$LOGS/torch_old_format.log"
+expect_out "^  change: a smaller model than this one \(the next size down" "a log naming no model: no name invented"
 done_testing

@@ -140,6 +140,17 @@ static void fit_rung4(void **st)
 	assert_true(need <= 30 * GiB);
 	/* nothing of the family fits 4 GiB */
 	assert_int_equal(sp_fit_smaller(&l70, c, 3, &o, 4 * GiB, &need), -1);
+	/* under a Llama 3.1 8B (the smallest 3.1), the same generation (3.2)
+	 * before an older one (Llama 2 7B), though the older one is larger */
+	struct sp_model_shape l32 = l8;
+	snprintf(l32.name, sizeof l32.name, "llama-3.2-3b");
+	l32.params = l8.params * 0.4;
+	struct sp_model_shape c2[] = { l2, l32, q7 };
+	uint64_t huge = UINT64_MAX / 4;
+	assert_int_equal(sp_fit_smaller(&l8, c2, 3, &o, huge, &need), 1);
+	/* no generation of its own: the same arch, the largest (Llama 2 7B under an 8B of another name) */
+	snprintf(l8.name, sizeof l8.name, "mymodel-8b");
+	assert_int_equal(sp_fit_smaller(&l8, c2, 3, &o, huge, &need), 0);
 }
 
 /* --solve: the largest packing (a multiple of 64) or batch that fits */
