@@ -56,11 +56,8 @@ static int read_from_start(int fd, char *buf, size_t cap, size_t *len)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN) {
-				int fl = fcntl(fd, F_GETFL);
-				if (fl >= 0 && (fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
-					continue;
-			}
+			if (errno == EAGAIN && sp_fd_blocking(fd))
+				continue;
 			if (got)
 				break; /* as sp_read_full: what was read */
 			return -errno;

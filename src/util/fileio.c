@@ -34,16 +34,18 @@ static int regular_only(int fd)
 	return fd;
 }
 
+bool sp_fd_blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && (fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
+}
+
 int sp_open_proc(const char *path, int flags)
 {
 	/* O_NONBLOCK: a FIFO planted under a moved root must not hang the open */
 	int fd = regular_only(open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-	if (fd >= 0 && (flags & O_ACCMODE) != O_RDONLY) {
-		/* writers (drop_caches, oom_score_adj) get a blocking fd, as before */
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	}
+	if (fd >= 0 && (flags & O_ACCMODE) != O_RDONLY)
+		(void)sp_fd_blocking(fd); /* writers (drop_caches, oom_score_adj) get a blocking fd, as before */
 	return fd;
 }
 
@@ -55,12 +57,8 @@ ssize_t sp_read_full(int fd, void *buf, size_t n)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN) {
-				/* a non-blocking fd (sp_open_proc's): block from now on */
-				int fl = fcntl(fd, F_GETFL);
-				if (fl >= 0 && (fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
-					continue;
-			}
+			if (errno == EAGAIN && sp_fd_blocking(fd))
+				continue; /* a non-blocking fd (sp_open_proc's): block from now on */
 			return got ? (ssize_t)got : -1;
 		}
 		if (r == 0)
@@ -418,9 +416,7 @@ static int write_in_place(const char *path, const struct stat *want, bool follow
 		close(fd);
 		return -EAGAIN; /* swapped under us */
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	(void)sp_fd_blocking(fd);
 	int err = write_fd(fd, data, len);
 	if (close(fd) < 0 && !err && errno != EINTR)
 		err = -errno;

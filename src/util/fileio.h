@@ -26,6 +26,8 @@ int sp_read_line(const char *path, char *buf, size_t cap);
 /* read()/write() that retry on EINTR and short counts; a read that answers
  * EAGAIN clears the fd's O_NONBLOCK and blocks from then on. */
 ssize_t sp_read_full(int fd, void *buf, size_t n);
+/* Clear a non-blocking fd's O_NONBLOCK: true when it was set and is now cleared. */
+bool sp_fd_blocking(int fd);
 ssize_t sp_write_full(int fd, const void *buf, size_t n);
 
 /* Open a file under /proc or /sys (or a fixture standing in for them):

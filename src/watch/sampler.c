@@ -47,9 +47,7 @@ static int start(struct sp_csvlog *l, const char *path, double fsync_s, double n
 				    (excl ? O_EXCL : O_TRUNC), 0644);
 	if (fd < 0)
 		return l->err = errno, -errno;
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	(void)sp_fd_blocking(fd);
 	l->fd = fd;
 	char h[2048];
 	size_t n = sp_logrow_header(h, sizeof h);
