@@ -324,16 +324,8 @@ static bool size_before_nd(const char *s, size_t n, const struct needle *key, ui
 }
 
 /* measured once at each call site, like HAS */
-#define size_after(s, n, lit, out)                                                    \
-	({                                                                            \
-		bool sa_ = MAY_HAVE(lit) && size_after_nd((s), (n), NEEDLE(lit), (out)); \
-		sa_;                                                                  \
-	})
-#define size_before(s, n, lit, out)                                                    \
-	({                                                                             \
-		bool sb_ = MAY_HAVE(lit) && size_before_nd((s), (n), NEEDLE(lit), (out)); \
-		sb_;                                                                   \
-	})
+#define size_after(s, n, lit, out) (MAY_HAVE(lit) && size_after_nd((s), (n), NEEDLE(lit), (out)))
+#define size_before(s, n, lit, out) (MAY_HAVE(lit) && size_before_nd((s), (n), NEEDLE(lit), (out)))
 
 static uint64_t number_after_nd(const char *s, size_t n, const struct needle *key)
 {
@@ -456,11 +448,11 @@ static void torch_figures(struct sp_oomlog *p, const char *s, size_t n)
 	unset(&f.reserved_unalloc);
 	unset(&f.kv_needed);
 	unset(&f.kv_available);
-	size_after(s, n, "Tried to allocate", &f.tried);
+	(void)size_after(s, n, "Tried to allocate", &f.tried);
 	/* PyTorch >= 2.1: "GPU 0 has a total capacity of 119.70 GiB of which 1.23 GiB is free.
 	 * ... and 8.30 GiB is reserved by PyTorch but unallocated." */
 	if (size_after(s, n, "total capacity of", &f.total)) {
-		size_after(s, n, "of which", &f.free);
+		(void)size_after(s, n, "of which", &f.free);
 		uint64_t b;
 		if (size_before(s, n, "is reserved by PyTorch but unallocated", &b)) {
 			f.reserved_unalloc.v = b;
@@ -800,9 +792,7 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 			p->params_trainable = v;
 		const char *of = HAS(s, n, " of ");
 		const char *sl = memchr(q, '/', (size_t)(end - q));
-		if (of && of > q && (v = count_at(of + 4)))
-			p->params_all = v;
-		else if (sl && sl < q + 32 && (v = count_at(sl + 1)))
+		if ((of && of > q && (v = count_at(of + 4))) || (sl && sl < q + 32 && (v = count_at(sl + 1))))
 			p->params_all = v;
 		const char *pc = HAS(s, n, "% trained");
 		if (pc) {
@@ -849,12 +839,8 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 		set_model(p, k + 10, end, 4, false, false);
 	else if ((k = HAS(s, n, "model_path='")))
 		set_model(p, k + 12, end, 4, false, false);
-	else if ((k = HAS(s, n, "model_id: \"")))
-		set_model(p, k + 11, end, 4, false, false);
-	else if ((k = HAS(s, n, "ollama run ")))
-		set_model(p, k + 11, end, 4, false, false);
-	else if ((k = HAS(s, n, "vllm serve ")))
-		set_model(p, k + 11, end, 4, false, false);
+	else if ((k = HAS(s, n, "model_id: \"")) || (k = HAS(s, n, "ollama run ")) || (k = HAS(s, n, "vllm serve ")))
+		set_model(p, k + 11, end, 4, false, false); /* three needles of 11 bytes */
 	else if ((k = HAS(s, n, "--model ")) || (k = HAS(s, n, "--model-path ")) || (k = HAS(s, n, "--model-id ")))
 		set_model(p, (const char *)memchr(k, ' ', (size_t)(end - k)) + 1, end, 4, false, false);
 	else if ((k = HAS(s, n, "general.name"))) {
@@ -871,7 +857,7 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 		set_model(p, k + 8, end, 2, false, true);
 	else if ((k = HAS(s, n, " model=")) && k[7] != '/' && k[7] != '"')
 		set_model(p, k + 7, end, 2, false, false);
-	else if ((k = HAS(s, n, "Unsloth")) && (k = HAS(s, n, ": Fast "))) {
+	else if (HAS(s, n, "Unsloth") && (k = HAS(s, n, ": Fast "))) {
 		const char *pe = HAS(s, n, " patching");
 		if (pe && pe > k + 7)
 			set_model(p, k + 7, pe, 1, true, false);
@@ -894,9 +880,8 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 	 * llama.cpp's "CUDA0 model buffer size = 18508.35 MiB" (the largest device) */
 	struct sp_u64 w;
 	if (size_after(s, n, "Model loading took", &w) || size_after(s, n, "Loading model weights took", &w) ||
-	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)))
-		p->weights_bytes = w.v;
-	else if (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes)
+	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)) ||
+	    (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes))
 		p->weights_bytes = w.v;
 }
 
@@ -995,7 +980,6 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	engine_line(p, s, n);
 
 	/* ---- failures ---- */
-	const char *k;
 	if (HAS(s, n, "Free memory on device") && HAS(s, n, "less than desired GPU memory utilization")) {
 		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
 			vllm_figures(p, s, n);
@@ -1011,7 +995,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			p->fig.kv_available.v = 0;
 			p->fig.kv_available.why = SP_OK;
 		}
-	} else if ((k = HAS(s, n, "max seq len (")) && HAS(s, n, "KV cache")) {
+	} else if (HAS(s, n, "max seq len (") && HAS(s, n, "KV cache")) {
 		/* v1: "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV
 		 * cache is needed, which is larger than the available KV cache memory (9.51 GiB). Based on
 		 * the available memory, the estimated maximum model length is 77888. ..."
@@ -1028,7 +1012,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 				p->fig.kv_needed.v = b;
 				p->fig.kv_needed.why = SP_OK;
 			}
-			size_after(s, n, "available KV cache memory (", &p->fig.kv_available);
+			(void)size_after(s, n, "available KV cache memory (", &p->fig.kv_available);
 		}
 	} else if (HAS(s, n, "Not enough memory. Please try to increase --mem-fraction-static") ||
 		   (HAS(s, n, "is larger than the profiled value -") && HAS(s, n, "max_total"))) {
@@ -1062,7 +1046,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	} else if ((HAS(s, n, "Unable to allocate") && HAS(s, n, "for an array")) || HAS(s, n, "std::bad_alloc")) {
 		/* NumPy: "Unable to allocate 32.0 GiB for an array with shape ..."; C++ new */
 		if (record(p, SP_OOM_CPU_ALLOC, s, n))
-			size_after(s, n, "Unable to allocate", &p->fig.tried);
+			(void)size_after(s, n, "Unable to allocate", &p->fig.tried);
 	} else if (HAS(s, n, "model requires more system memory") || HAS(s, n, "model requires more memory") ||
 		   HAS(s, n, "model request too large for system") || HAS(s, n, "is too large for this system")) {
 		/* Ollama's own check: "model requires more system memory (25.3 GiB) than is available
@@ -1071,9 +1055,9 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		p->engine = SP_ENGINE_OLLAMA;
 		if (record(p, SP_OOM_OLLAMA, s, n)) {
 			if (!size_after(s, n, "memory (", &p->fig.tried) && !size_after(s, n, "requested=\"", &p->fig.tried))
-				size_after(s, n, "requested model (", &p->fig.tried);
+				(void)size_after(s, n, "requested model (", &p->fig.tried);
 			if (!size_after(s, n, "is available (", &p->fig.free) && !size_after(s, n, "available=\"", &p->fig.free))
-				size_after(s, n, "this system (", &p->fig.free);
+				(void)size_after(s, n, "this system (", &p->fig.free);
 			p->phase = SP_PHASE_LOAD;
 			set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
 		}
@@ -1193,9 +1177,8 @@ static void sig_feed(struct sp_oomlog *p, const unsigned char *b, size_t len)
 	for (; i + 8 <= len; i += 8) {
 		uint64_t w;
 		memcpy(&w, b + i, 8); /* one load */
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w); /* little-endian words on any host: the same signature everywhere */
-#endif
+		if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) /* a constant: no code on little-endian hosts */
+			w = __builtin_bswap64(w); /* little-endian words on any host: the same signature everywhere */
 		h = sig_word(h, w);
 	}
 	while (i < len)
