@@ -30,7 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct sp_ladder_decision d;
 	struct sp_ladder_in in = { NULL, &s, a, 0, size & 1 };
 	sp_ladder_decide(&in, &d);
-	if (d.next != sp_ladder_next(d.st.tried) || d.st.proposed != d.next || (d.st.tried & a.tried) != a.tried)
+	/* the next rung is the lowest neither tried nor skipped (a skip is never a tried rung) */
+	if (d.next != sp_ladder_next(d.st.tried | d.skipped) || d.st.proposed != d.next || (d.st.tried & a.tried) != a.tried ||
+	    (d.skipped & d.st.tried) || d.skipped & ~0x1eu)
 		abort();
 	if (d.st.log_sig != a.log_sig || (size & 1 && !(d.st.tried & 2u)) || d.counted_tried)
 		abort();
