@@ -391,7 +391,7 @@ static void set_model(struct sp_oomlog *p, const char *q, const char *end, unsig
 {
 	if (rank <= p->model_rank)
 		return;
-	char buf[sizeof p->model];
+	char buf[sizeof p->model] = { 0 };
 	size_t o = 0;
 	bool slash = false;
 	while (q < end && *q == ' ')
@@ -847,6 +847,7 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 		const char *q = k + strlen("general.name");
 		while (q < end && *q == ' ')
 			q++;
+		// cppcheck-suppress knownConditionTrueFalse ; q moved past the spaces: it can be anywhere before end
 		if (end - q > 3 && memcmp(q, "str", 3) == 0)
 			q += 3;
 		while (q < end && *q == ' ')
