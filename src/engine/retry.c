@@ -108,22 +108,27 @@ __attribute__((format(printf, 4, 5))) static void note(struct sp_retry_state *st
 
 enum { SAID_R1 = 1, SAID_SEQ = 2, SAID_BATCH = 4, SAID_ACCUM = 8 };
 
+/* the value of a rung's flag in the command, or false after saying (once) why
+ * that rung is skipped: the flag is missing, or its value is not a whole number */
+static bool flag_value(struct sp_retry_state *st, struct sp_retry_plan *p, char *const *argv, const char *flag,
+		       unsigned bit, const char *what, long *v)
+{
+	int at = sp_retry_flag_find(argv, flag, v);
+	if (at == -1)
+		note(st, p, bit, "rung 2 (%s) skipped: %s is not in the command", what, flag);
+	else if (at == -2)
+		note(st, p, bit, "rung 2 (%s) skipped: %s has no whole-number value in the command", what, flag);
+	return at >= 0;
+}
+
 /* rung 2, the sequence: 1 planned, 0 not (said why), -1 no memory */
 static int try_seq(const struct sp_retry_cfg *c, struct sp_retry_state *st, char *const *argv, struct sp_retry_plan *p)
 {
 	if (!c->seq_flag)
 		return 0;
 	long v;
-	int at = sp_retry_flag_find(argv, c->seq_flag, &v);
-	if (at == -1) {
-		note(st, p, SAID_SEQ, "rung 2 (sequence length) skipped: %s is not in the command", c->seq_flag);
+	if (!flag_value(st, p, argv, c->seq_flag, SAID_SEQ, "sequence length", &v))
 		return 0;
-	}
-	if (at == -2) {
-		note(st, p, SAID_SEQ, "rung 2 (sequence length) skipped: %s has no whole-number value in the command",
-		     c->seq_flag);
-		return 0;
-	}
 	if (v / 2 < SP_RETRY_SEQ_FLOOR) {
 		note(st, p, SAID_SEQ, "rung 2 (sequence length) done: %s %ld halved would be under %d", c->seq_flag, v,
 		     SP_RETRY_SEQ_FLOOR);
@@ -144,16 +149,8 @@ static int try_batch(const struct sp_retry_cfg *c, struct sp_retry_state *st, ch
 	if (!c->batch_flag)
 		return 0;
 	long b;
-	int at = sp_retry_flag_find(argv, c->batch_flag, &b);
-	if (at == -1) {
-		note(st, p, SAID_BATCH, "rung 2 (micro-batch) skipped: %s is not in the command", c->batch_flag);
+	if (!flag_value(st, p, argv, c->batch_flag, SAID_BATCH, "micro-batch", &b))
 		return 0;
-	}
-	if (at == -2) {
-		note(st, p, SAID_BATCH, "rung 2 (micro-batch) skipped: %s has no whole-number value in the command",
-		     c->batch_flag);
-		return 0;
-	}
 	if (b < 2) {
 		note(st, p, SAID_BATCH, "rung 2 (micro-batch) done: %s is already 1", c->batch_flag);
 		return 0;
