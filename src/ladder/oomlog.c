@@ -898,8 +898,12 @@ static bool vllm_negative_kv(const char *s, size_t n)
 	return *k == '-' && isdigit((unsigned char)k[1]);
 }
 
-static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
+/* The prefixes a line may carry before its text: a rank tag, vLLM's process
+ * tag, vLLM's level and time. */
+static void strip_prefixes(const char **sp, size_t *np)
 {
+	const char *s = *sp;
+	size_t n = *np;
 	/* drop a "[rank0]:" / "[default0]:" / "[ 1234.5678]" prefix */
 	if (n > 2 && s[0] == '[') {
 		const char *e = memchr(s, ']', n < 24 ? n : 24);
@@ -933,54 +937,13 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			}
 		}
 	}
-	bool indented = n && (s[0] == ' ' || s[0] == '\t');
-	size_t i0 = 0;
-	while (i0 < n && s[i0] == ' ')
-		i0++;
-	if (i0 == n)
-		return;
+	*sp = s;
+	*np = n;
+}
 
-	/* Most lines of a long log are tqdm redraws: " 12%|#    | 1234/10000 [01:00<05:00,
-	 * 3.00s/it]". A line whose only letters are tqdm's (i t s B k M G: "it/s", "s/it",
-	 * "MB/s", "GiB") cannot hold any needle below but tqdm's own ("%|", "it/s",
-	 * "s/it", "["): every other needle has a letter outside that set (keep it so).
-	 * Such a line only ends a traceback and moves the progress. */
-	if (!(line_bytes[1] & TEXT_LETTERS)) {
-		if (p->in_tb) {
-			if (indented) {
-				p->tb_frames = true;
-				return;
-			}
-			if (p->tb_frames)
-				p->in_tb = false;
-		}
-		if (pct_bar(s, n))
-			tqdm_line(p, s, n);
-		return;
-	}
-
-	if (HAS(s, n, "Traceback (most recent call last)")) {
-		p->in_tb = true;
-		p->tb_frames = false;
-		p->tb_bnb = false;
-		p->tb_phase = SP_PHASE_UNKNOWN;
-		p->tb_why[0] = 0;
-		return;
-	}
-	bool tb_exception = false;
-	if (p->in_tb) {
-		if (indented || HAS(s, n, "File \"")) {
-			p->tb_frames = true;
-			tb_line(p, s, n);
-			return;
-		}
-		if (HAS(s, n, "During handling of") || HAS(s, n, "The above exception"))
-			return;
-		tb_exception = p->tb_frames;
-	}
-	engine_line(p, s, n);
-
-	/* ---- failures ---- */
+/* vLLM's, SGLang's and TGI's start-up failures: true when the line is one */
+static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
+{
 	if (HAS(s, n, "Free memory on device") && HAS(s, n, "less than desired GPU memory utilization")) {
 		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
 			vllm_figures(p, s, n);
@@ -1031,8 +994,20 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		bool had_torch = p->kind == SP_OOM_TORCH;
 		if (record(p, SP_OOM_TGI, s, n) && had_torch)
 			p->fig = keep;
-	} else if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
-		   (!indented || HAS(s, n, "Tried to allocate"))) {
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The failure a line names, recorded with its figures (record: the more
+ * specific kind wins); indented: a traceback's frame, not its exception line. */
+static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool indented)
+{
+	if (serving_failure(p, s, n))
+		return;
+	if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
+	    (!indented || HAS(s, n, "Tried to allocate"))) {
 		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n))
 			torch_figures(p, s, n);
 	} else if (HAS(s, n, "DefaultCPUAllocator") &&
@@ -1090,10 +1065,12 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	} else if (is_sigkill(s, n)) {
 		record(p, SP_OOM_SIGKILL, s, n);
 	}
-	if (tb_exception)
-		p->in_tb = false;
+}
 
-	/* ---- progress ---- */
+/* Where the job was: serving, starting, loading, training steps (the
+ * phase a later failure is placed in), and the Trainer's batch banner. */
+static void progress_line(struct sp_oomlog *p, const char *s, size_t n)
+{
 	if (HAS(s, n, "Application startup complete") || HAS(s, n, "Uvicorn running on") ||
 	    HAS(s, n, "Avg prompt throughput") || HAS(s, n, "Processed prompts") ||
 	    HAS(s, n, "fired up and ready to roll") || HAS(s, n, "Decode batch.") ||
@@ -1129,6 +1106,62 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		p->grad_accum = v;
 	if ((v = number_after(s, n, "Total train batch size (w. parallel, distributed & accumulation)")))
 		p->total_batch = v;
+}
+
+static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	strip_prefixes(&s, &n);
+	bool indented = n && (s[0] == ' ' || s[0] == '\t');
+	size_t i0 = 0;
+	while (i0 < n && s[i0] == ' ')
+		i0++;
+	if (i0 == n)
+		return;
+
+	/* Most lines of a long log are tqdm redraws: " 12%|#    | 1234/10000 [01:00<05:00,
+	 * 3.00s/it]". A line whose only letters are tqdm's (i t s B k M G: "it/s", "s/it",
+	 * "MB/s", "GiB") cannot hold any needle below but tqdm's own ("%|", "it/s",
+	 * "s/it", "["): every other needle has a letter outside that set (keep it so).
+	 * Such a line only ends a traceback and moves the progress. */
+	if (!(line_bytes[1] & TEXT_LETTERS)) {
+		if (p->in_tb) {
+			if (indented) {
+				p->tb_frames = true;
+				return;
+			}
+			if (p->tb_frames)
+				p->in_tb = false;
+		}
+		if (pct_bar(s, n))
+			tqdm_line(p, s, n);
+		return;
+	}
+
+	if (HAS(s, n, "Traceback (most recent call last)")) {
+		p->in_tb = true;
+		p->tb_frames = false;
+		p->tb_bnb = false;
+		p->tb_phase = SP_PHASE_UNKNOWN;
+		p->tb_why[0] = 0;
+		return;
+	}
+	bool tb_exception = false;
+	if (p->in_tb) {
+		if (indented || HAS(s, n, "File \"")) {
+			p->tb_frames = true;
+			tb_line(p, s, n);
+			return;
+		}
+		if (HAS(s, n, "During handling of") || HAS(s, n, "The above exception"))
+			return;
+		tb_exception = p->tb_frames;
+	}
+	engine_line(p, s, n);
+
+	failures_line(p, s, n, indented);
+	if (tb_exception)
+		p->in_tb = false;
+	progress_line(p, s, n);
 	facts_line(p, s, n);
 }
 
