@@ -47,8 +47,17 @@ static bool live_fs(int fd)
 	return t == PROC_MAGIC || t == SYSFS_MAGIC || t == CGROUP1_MAGIC || t == CGROUP2_MAGIC;
 }
 
+/* A kernel file whose first read came back short and under half a page has
+ * been read whole: procfs, sysfs and cgroupfs make a read with seq_file,
+ * which fills the caller's buffer with every record that fits its own page
+ * (a single-record file, such as meminfo, PSI or a cgroup's files, whole),
+ * and stops short only when the next record would overflow that page. So the
+ * read that would answer 0 (end of file) is skipped: half of a sample's
+ * system calls. A longer answer is read on to the end as before. */
+#define SHORT_IS_WHOLE 2048u
+
 /* the whole file from offset 0, as sp_read_file reads it: 0 or -errno */
-static int read_from_start(int fd, char *buf, size_t cap, size_t *len)
+static int read_from_start(int fd, char *buf, size_t cap, size_t *len, bool kernel)
 {
 	size_t got = 0;
 	while (got < cap - 1) {
@@ -65,6 +74,8 @@ static int read_from_start(int fd, char *buf, size_t cap, size_t *len)
 		if (r == 0)
 			break;
 		got += (size_t)r;
+		if (kernel && got == (size_t)r && got < cap - 1 && got <= SHORT_IS_WHOLE)
+			break;
 	}
 	buf[got] = 0;
 	if (len)
@@ -93,7 +104,7 @@ int sp_kept_read(const char *path, char *buf, size_t cap, size_t *len)
 	for (int i = 0; i < kept.n; i++) {
 		if (kept.e[i].hash != h || strcmp(kept.e[i].path, path) != 0)
 			continue;
-		int r = read_from_start(kept.e[i].fd, buf, cap, len);
+		int r = read_from_start(kept.e[i].fd, buf, cap, len, true);
 		if (r == 0) {
 			pthread_mutex_unlock(&kept.mu);
 			return 0;
@@ -109,7 +120,7 @@ int sp_kept_read(const char *path, char *buf, size_t cap, size_t *len)
 		return fd;
 	}
 	bool kernel = live_fs(fd);
-	int r = read_from_start(fd, buf, cap, len);
+	int r = read_from_start(fd, buf, cap, len, kernel);
 	if (r == 0 && kept.n < SP_KEPT_MAX && kernel) {
 		kept.e[kept.n].hash = h;
 		kept.e[kept.n].fd = fd;
