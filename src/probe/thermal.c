@@ -12,12 +12,15 @@
 #include "util/text.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
 /* "thermal_zone12" -> 12 ; -1 when the name does not have that shape */
 static int suffix_index(const char *name, const char *prefix)
@@ -44,7 +47,8 @@ static void set_i64(struct sp_i64 *f, int r, int64_t v)
  * loaded or unloaded adds or removes an entry), when a reading's file has gone,
  * when the root moves (--sysfs), or after SP_SENSOR_META_S seconds (a cap set
  * by hand is seen within that). In between a sample opens one file per
- * reading and stats the two class directories. */
+ * reading and fstats the two class directories (kept open with O_PATH when
+ * they are sysfs's, so no path is walked; a fixture's are stat'd by path). */
 #define SP_SENSOR_META_S 60.0
 
 struct tree_id {
@@ -54,6 +58,8 @@ struct tree_id {
 	struct timespec mtime;
 	double at;
 	bool valid;
+	bool has_fd; /* fd: the directory, O_PATH, when it is sysfs's */
+	int fd;
 };
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,15 +71,31 @@ static bool tree_same(const struct tree_id *t, const char *dir, struct tree_id *
 	memset(now, 0, sizeof *now);
 	snprintf(now->root, sizeof now->root, "%s", dir);
 	now->at = sp_mono_now();
-	if (stat(dir, &st) == 0) {
+	bool same_root = t->valid && strcmp(t->root, now->root) == 0;
+	if (same_root && t->has_fd ? fstat(t->fd, &st) == 0 : stat(dir, &st) == 0) {
 		now->dev = st.st_dev;
 		now->ino = st.st_ino;
 		now->mtime = st.st_mtim;
 	}
 	now->valid = true;
-	return t->valid && strcmp(t->root, now->root) == 0 && t->dev == now->dev && t->ino == now->ino &&
-	       t->mtime.tv_sec == now->mtime.tv_sec && t->mtime.tv_nsec == now->mtime.tv_nsec &&
-	       now->at >= t->at && now->at - t->at < SP_SENSOR_META_S;
+	bool same = same_root && t->dev == now->dev && t->ino == now->ino && t->mtime.tv_sec == now->mtime.tv_sec &&
+		    t->mtime.tv_nsec == now->mtime.tv_nsec && now->at >= t->at && now->at - t->at < SP_SENSOR_META_S;
+	if (!same) {
+		/* the cache is rebuilt from now: its directory is kept open
+		 * when sysfs holds it (a kernel directory is never replaced,
+		 * only changed, which its mtime tells) */
+		if (t->has_fd)
+			close(t->fd);
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct statfs f;
+		if (fd >= 0 && fstatfs(fd, &f) == 0 && (unsigned long)f.f_type == 0x62656572UL /* sysfs */) {
+			now->fd = fd;
+			now->has_fd = true;
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	}
+	return same;
 }
 
 struct zone_meta {
