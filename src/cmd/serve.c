@@ -45,12 +45,17 @@ static const struct sp_cmdspec spec = {
 struct collector {
 	struct sp_sample s;
 	struct sp_read_opts ro;
+	bool stack_pending; /* memory is locked: touch the server thread's stack on the first scrape */
 };
 
 /* runs in the server's thread, one call at a time */
 static size_t fill(char *buf, size_t cap, void *ctx)
 {
 	struct collector *col = ctx;
+	if (col->stack_pending) {
+		col->stack_pending = false;
+		sp_harden_stack(); /* the thread that samples; the main one only waits */
+	}
 	struct sp_prom_info info;
 	sp_prom_read(&col->s, &col->ro, &info);
 	return sp_prom_render(buf, cap, &col->s, &info, NULL);
@@ -289,7 +294,8 @@ int cmd_serve(int argc, char **argv)
 	/* a watcher of memory pressure must not be paged out by it (and, as
 	 * root, not be the OOM killer's first choice) */
 	char hw[256] = "";
-	sp_harden_process(SP_HARDEN_ALL, hw, sizeof hw);
+	unsigned hd = sp_harden_process(SP_HARDEN_MLOCK | SP_HARDEN_OOM, hw, sizeof hw);
+	col->stack_pending = (hd & SP_HARDEN_MLOCK) != 0;
 	if (hw[0])
 		sp_note("%s", hw);
 	col->ro = ro;

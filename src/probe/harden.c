@@ -27,17 +27,22 @@
 #endif
 #endif
 
-#define STACK_PREFAULT (256u << 10)
-
-/* Touch the stack the sampling loop will use, so it is resident (and, with
- * mlockall, locked) before memory gets tight. noinline: the frame must be real. */
-__attribute__((noinline, unused)) static void prefault_stack(void)
+/* Touch the stack a sampling loop will use, so it is resident (and, with
+ * mlockall, locked) before memory gets tight. noinline: the frame must be
+ * real. SP_HARDEN_STACK_BYTES covers a sample and its exposition with room
+ * to spare (test_noalloc measures the deepest one); every page touched here
+ * stays resident for the life of the process, so it is not made bigger. */
+__attribute__((noinline)) void sp_harden_stack(void)
 {
-	volatile char pad[STACK_PREFAULT];
+#ifdef SP_UNDER_ASAN
+	return; /* ASan's frames are bigger and its stack is not locked */
+#else
+	volatile char pad[SP_HARDEN_STACK_BYTES];
 	size_t step = (size_t)sp_page_size();
 	for (size_t i = 0; i < sizeof pad; i += step)
 		pad[i] = 0;
 	pad[sizeof pad - 1] = 0;
+#endif
 }
 
 __attribute__((unused)) static void fmt_limit(char *buf, size_t n, rlim_t v)
@@ -67,10 +72,8 @@ static int lock_memory(char *warn, size_t cap)
 	int r = mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT);
 	if (r < 0 && errno == EINVAL) /* a kernel without MCL_ONFAULT */
 		r = mlockall(MCL_CURRENT | MCL_FUTURE);
-	if (r == 0) {
-		prefault_stack();
+	if (r == 0)
 		return 0;
-	}
 	int err = errno;
 	if (warn && cap) {
 		char lim[32] = "unknown";
@@ -110,6 +113,10 @@ unsigned sp_harden_process(unsigned flags, char *warn, size_t warn_cap)
 	mallopt(M_ARENA_MAX, 1);
 	if ((flags & SP_HARDEN_MLOCK) && lock_memory(warn, warn_cap) == 0)
 		done |= SP_HARDEN_MLOCK;
+	if ((flags & SP_HARDEN_STACK) && (done & SP_HARDEN_MLOCK)) {
+		sp_harden_stack();
+		done |= SP_HARDEN_STACK;
+	}
 	if ((flags & SP_HARDEN_OOM) && lower_own_oom_score() == 0)
 		done |= SP_HARDEN_OOM;
 	return done;

@@ -8,8 +8,12 @@
 enum {
 	SP_HARDEN_MLOCK = 1 << 0, /* mlockall: our pages are never reclaimed or swapped */
 	SP_HARDEN_OOM = 1 << 1,   /* root only: our own oom_score_adj to -900 */
-	SP_HARDEN_ALL = 0x3,
+	SP_HARDEN_STACK = 1 << 2, /* with MLOCK: this thread's stack, sp_harden_stack() */
+	SP_HARDEN_ALL = 0x7,
 };
+
+/* The stack a sample and its exposition need, with room to spare. */
+#define SP_HARDEN_STACK_BYTES (64u << 10)
 
 /* Do what `flags` asks, as far as permitted. Returns the SP_HARDEN_* bits
  * that were done. When memory could not be locked, `warn` (if given) holds
@@ -23,12 +27,19 @@ enum {
  *    64 MiB arena (which mlockall(MCL_FUTURE) would then have to account);
  *  - mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT): pages are locked as
  *    they are touched (MCL_ONFAULT, Linux >= 4.4; without it on older kernels),
- *    so reserved but untouched memory costs nothing; then touches 256 KiB of
- *    stack so the loop's stack is resident and locked up front;
+ *    so reserved but untouched memory costs nothing;
+ *  - with SP_HARDEN_STACK and the lock in place, sp_harden_stack() on the
+ *    calling thread (the one that samples);
  *  - as root only, oom_score_adj -900 for this process (never for the job:
  *    lowering the job's score is not ours to decide). Skipped when the /proc
  *    root points at a fixture tree. */
 unsigned sp_harden_process(unsigned flags, char *warn, size_t warn_cap);
+
+/* Touch SP_HARDEN_STACK_BYTES of the calling thread's stack, so that once
+ * memory is locked a sample never faults a stack page in under pressure.
+ * For a thread that samples but did not call sp_harden_process (serve's
+ * server thread, on its first scrape). A no-op under ASan. */
+void sp_harden_stack(void);
 
 /* In a child between fork and exec: close every fd >= lowfd, so the job
  * never inherits one we (or a library we loaded: libnvidia-ml opens

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 
 #include "probe/probe.h"
 #include "probe/harden.h"
+#include "out/prom.h"
 #include "util/paths.h"
 
 #include "alloc_count.h"
@@ -60,6 +62,67 @@ static void steady_state_allocates_nothing(void **st)
 	if (after != before)
 		fprintf(stderr, "%lu allocations in 50 samples\n", after - before);
 	assert_int_equal(after - before, 0);
+	sp_nvml_release();
+}
+
+/* The stack sp_harden_stack() prefaults (and mlockall then locks) covers a
+ * sample and its exposition: run both on a thread whose stack is painted,
+ * and find the deepest byte they wrote. */
+#define PAINT_BYTES (1u << 20)
+static char expo[1 << 17];
+static void *sample_and_render(void *arg)
+{
+	const struct sp_read_opts *o = arg;
+	sp_sample_read(&S, o);
+	struct sp_prom_info info;
+	memset(&info, 0, sizeof info);
+	return (void *)(uintptr_t)sp_prom_render(expo, sizeof expo, &S, &info, NULL);
+}
+
+static void a_sample_fits_the_prefaulted_stack(void **st)
+{
+	SKIP_UNDER_QEMU(QEMU_THREADS);
+	(void)st;
+#ifdef UNDER_ASAN
+	skip(); /* ASan's frames carry redzones: its depth is not the build's */
+#endif
+	char lib[1024];
+	const char *b = getenv("BUILD_DIR");
+	snprintf(lib, sizeof lib, "%s/libfake-nvml.so", b ? b : "build");
+	setenv("SPARKOPS_NVML_LIB", lib, 1);
+	setenv("FAKE_NVML_SCENARIO", "tests/fake-nvml/scenarios/gb10.scn", 1);
+	setenv("FAKE_NVML_PROCS", "3301:30000000000", 1);
+	sp_paths_init("tests/fixtures/gb10-loaded/proc", "tests/fixtures/gb10-loaded/sys");
+	struct sp_read_opts o;
+	sp_read_opts_init(&o);
+	o.gpu_timeout_s = 10.0;
+	unsigned char *stk = mmap(NULL, PAINT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(stk != MAP_FAILED);
+	memset(stk, 0xa5, PAINT_BYTES);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	assert_int_equal(pthread_attr_setstack(&a, stk, PAINT_BYTES), 0);
+	/* twice: the first sample builds the caches (sensor tables, the
+	 * process view's first scan), the second is a steady one */
+	for (int k = 0; k < 2; k++) {
+		pthread_t t;
+		void *len = NULL;
+		assert_int_equal(pthread_create(&t, &a, sample_and_render, &o), 0);
+		assert_int_equal(pthread_join(t, &len), 0);
+		assert_true((size_t)(uintptr_t)len > 1000 && (size_t)(uintptr_t)len < sizeof expo);
+	}
+	pthread_attr_destroy(&a);
+	size_t low = 0;
+	while (low < PAINT_BYTES && stk[low] == 0xa5)
+		low++;
+	size_t used = PAINT_BYTES - low; /* the stack grows down from stk + PAINT_BYTES */
+	munmap(stk, PAINT_BYTES);
+	fprintf(stderr, "a sample and its exposition used %zu bytes of stack (prefault: %u)\n", used,
+		SP_HARDEN_STACK_BYTES);
+	assert_true(used > 4096); /* the measure is live */
+	assert_true(used <= SP_HARDEN_STACK_BYTES);
+	assert_int_equal(S.mem.why, SP_OK);
+	assert_true(S.nprocs > 0 && S.nzones > 0 && S.nhw > 0);
 	sp_nvml_release();
 }
 
@@ -187,6 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(steady_state_allocates_nothing),
 		cmocka_unit_test(full_tables_allocate_nothing),
+		cmocka_unit_test(a_sample_fits_the_prefaulted_stack),
 		cmocka_unit_test(harden),
 		cmocka_unit_test(close_inherited),
 	};
