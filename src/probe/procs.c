@@ -458,37 +458,46 @@ static int brief_at(int dfd, char *rel, size_t rl, char *comm, size_t comm_cap, 
 	return 0;
 }
 
-/* Every pid the last scans saw, with its directory's inode number (from
- * getdents, free) and start time: a scan reads only the pids it has not seen
- * (or whose inode changed: a new process on a reused pid) and, in rotation,
- * one in SP_PROC_RECHECK of the known ones (a process that exec'd into a
- * launcher, or grew past the threshold, is seen within that many scans). */
+/* Every pid the last scan saw, with its directory's inode number (from
+ * getdents, free): a scan reads only the pids it has not seen (or whose inode
+ * changed: a new process on a reused pid) and, in rotation, one in
+ * SP_PROC_RECHECK of the known ones (a process that exec'd into a launcher,
+ * or grew past the threshold, is seen within that many scans).
+ * Two tables sorted by pid, the last scan's and the one being written: /proc
+ * lists pids in ascending order, so a scan writes its table in order and
+ * looks each pid up in the last one by binary search. Only as much of them
+ * as the box has processes is ever touched (16 bytes a process; a hash table
+ * spread over all its slots made every page of it resident). */
 #define SP_PROC_RECHECK 8u
 #define PID_SLOTS 16384u
 struct pid_ent {
 	int pid;
-	uint32_t seen;            /* the scan that last saw it */
+	bool read;               /* this scan reads it */
 	unsigned long long ino;
 };
-static struct pid_ent pids[PID_SLOTS];
+static struct pid_ent pid_tab[2][PID_SLOTS];
+static uint32_t pid_n[2];
+static unsigned pid_last; /* pid_tab[pid_last]: the last scan's */
 static uint32_t scan_gen;
 
-static struct pid_ent *pid_find(int pid, bool make)
+static const struct pid_ent *pid_known(int pid)
 {
-	uint32_t h = ((uint32_t)pid * 2654435761u) >> 18; /* 14 bits */
-	struct pid_ent *free_e = NULL;
-	for (uint32_t k = 0; k < 16; k++) {
-		struct pid_ent *e = &pids[(h + k) & (PID_SLOTS - 1)];
-		if (e->pid == pid && e->seen + 1 >= scan_gen)
-			return e;
-		if (!free_e && (e->pid == 0 || e->seen + 1 < scan_gen))
-			free_e = e; /* empty, or not seen by the last two scans: gone */
+	const struct pid_ent *t = pid_tab[pid_last];
+	uint32_t lo = 0, hi = pid_n[pid_last];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	if (!make || !free_e)
-		return NULL;
-	memset(free_e, 0, sizeof *free_e);
-	free_e->pid = pid;
-	return free_e;
+	return lo < pid_n[pid_last] && t[lo].pid == pid ? &t[lo] : NULL;
+}
+
+static int cmp_pid_ent(const void *a, const void *b)
+{
+	int x = ((const struct pid_ent *)a)->pid, y = ((const struct pid_ent *)b)->pid;
+	return (x > y) - (x < y);
 }
 
 /* the view's entry for pid, or -1 */
@@ -525,26 +534,180 @@ static void view_drop(int pid)
 		view.h[i] = view.h[--view.n];
 }
 
+/* One process's first look: its stat (comm, start, resident pages); the
+ * command line only for interpreters, launchers and known names, or big
+ * processes. True when it belongs in the view (h filled). */
+static bool look(int dfd, int pid, const struct sp_read_opts *o, struct heavy *h)
+{
+	char argv[4096], rel[64];
+	size_t rl = pid_dir(rel, pid);
+	struct sp_proc *p = &h->p;
+	uint64_t rss;
+	bool has_comm;
+	char comm[sizeof p->comm];
+	if (brief_at(dfd, rel, rl, comm, sizeof comm, &rss, &h->start, &has_comm) < 0)
+		return false;
+	if (!has_comm) {
+		size_t cl;
+		memcpy(rel + rl, "comm", 5);
+		if (sp_read_at(dfd, rel, comm, sizeof comm, &cl) < 0)
+			return false;
+		char *nl = memchr(comm, '\n', cl);
+		if (nl)
+			*nl = 0;
+	}
+	sp_text_clean(comm); /* a process names itself: no escapes to root's terminal */
+	int known_comm = worth_argv(comm);
+	for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
+		if (known[i].comm && strcmp(known[i].comm, comm) == 0)
+			known_comm = 1;
+	if (!known_comm && rss < o->proc_min_rss)
+		return false;
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->gpu_mem.why = SP_MISSING;
+	p->kind = SP_PROC_OTHER;
+	memcpy(p->comm, comm, sizeof p->comm);
+	snprintf(p->name, sizeof p->name, "%s", p->comm);
+	p->rss_bytes = rss;
+	size_t alen = 0;
+	memcpy(rel + rl, "cmdline", 8);
+	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		ssize_t r = sp_read_full(fd, argv, sizeof argv - 1);
+		close(fd);
+		alen = r > 0 ? (size_t)r : 0;
+	}
+	argv[alen] = 0;
+	cmdline_show(p, argv, alen);
+	h->hit = sp_proc_classify(p->comm, argv, alen, p);
+	return h->hit || p->rss_bytes >= o->proc_min_rss;
+}
+
+/* look() at one process and put it in the view or drop it from there; mu
+ * (when the scan runs on several threads) guards the view */
+static void read_one(int dfd, int pid, const struct sp_read_opts *o, pthread_mutex_t *mu)
+{
+	struct heavy h;
+	bool put = look(dfd, pid, o, &h);
+	if (mu)
+		pthread_mutex_lock(mu);
+	if (put)
+		view_put(&h);
+	else
+		view_drop(pid);
+	if (mu)
+		pthread_mutex_unlock(mu);
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+		return 0;
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A first scan of a crowded box (a one-shot status at thousands of
+ * processes: each read is an open, a read and a close, ~10 us) shares its
+ * reads among a few threads: the same work, less wall time. Each worker takes
+ * every k-th entry to read; its CPU time is added to the scan's cost, so the
+ * adaptive period still counts all of it. */
+#define SCAN_PAR_MIN 512u  /* reads below this stay on the calling thread */
+#define SCAN_PAR_PER 256u  /* at least this many reads a thread */
+#define SCAN_PAR_MAX 4
+struct scan_work {
+	int dfd;
+	unsigned k, nth;
+	const struct pid_ent *t;
+	uint32_t n;
+	const struct sp_read_opts *o;
+	pthread_mutex_t *mu;
+	double cpu_s;
+};
+
+static void *scan_worker(void *arg)
+{
+	struct scan_work *w = arg;
+	double c0 = thread_cpu_s();
+	for (uint32_t i = 0, seen = 0; i < w->n; i++) {
+		if (!w->t[i].read)
+			continue;
+		if (seen++ % w->nth == w->k)
+			read_one(w->dfd, w->t[i].pid, w->o, w->mu);
+	}
+	w->cpu_s = thread_cpu_s() - c0;
+	return NULL;
+}
+
+/* the entries marked to read; returns the CPU time of the workers it used */
+static double read_marked(int dfd, const struct pid_ent *t, uint32_t n, uint32_t nread, const struct sp_read_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nth = nread < SCAN_PAR_MIN || cpus < 2 ? 1 : (unsigned)(nread / SCAN_PAR_PER);
+	if (nth > (unsigned)cpus)
+		nth = (unsigned)cpus;
+	if (nth > SCAN_PAR_MAX)
+		nth = SCAN_PAR_MAX;
+	if (nth <= 1) {
+		for (uint32_t i = 0; i < n; i++)
+			if (t[i].read)
+				read_one(dfd, t[i].pid, o, NULL);
+		return 0;
+	}
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	struct scan_work w[SCAN_PAR_MAX];
+	pthread_t th[SCAN_PAR_MAX];
+	bool started[SCAN_PAR_MAX] = { false };
+	pthread_attr_t a;
+	bool attr = pthread_attr_init(&a) == 0;
+	if (attr)
+		pthread_attr_setstacksize(&a, 256u << 10); /* a read's frame is ~14 KiB */
+	for (unsigned k = 0; k < nth; k++) {
+		w[k] = (struct scan_work){ .dfd = dfd, .k = k, .nth = nth, .t = t, .n = n, .o = o, .mu = &mu };
+		/* worker 0 is this thread */
+		started[k] = k > 0 && pthread_create(&th[k], attr ? &a : NULL, scan_worker, &w[k]) == 0;
+	}
+	if (attr)
+		pthread_attr_destroy(&a);
+	double extra = 0;
+	for (unsigned k = 0; k < nth; k++) {
+		if (k == 0 || !started[k]) {
+			/* this thread's share, and that of a worker that could not start */
+			scan_worker(&w[k]);
+			continue;
+		}
+	}
+	for (unsigned k = 1; k < nth; k++) {
+		if (!started[k])
+			continue;
+		pthread_join(th[k], NULL);
+		extra += w[k].cpu_s;
+	}
+	return extra;
+}
+
 /* A scan: fresh (the first, or after the root or threshold changed) reads
- * every process; otherwise the new ones and this scan's share of the known. */
-static void scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
+ * every process; otherwise the new ones and this scan's share of the known.
+ * It lists /proc into the new pid table first, marking what to read, then
+ * reads those. Returns the CPU time spent on other threads. */
+static double scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
 {
 	s->procs_seen = 0;
 	if (fresh) {
-		/* the table is zero until a scan used it: a one-shot status does
-		 * not touch its 256 KiB (64 page faults) just to clear them */
-		if (scan_gen)
-			memset(pids, 0, sizeof pids);
-		scan_gen = 1;
+		pid_n[0] = pid_n[1] = 0;
 		view.n = 0;
 	}
 	scan_gen++;
 	struct sp_dir d;
 	if (sp_dir_open(&d, sp_procfs()) < 0) {
 		view.n = 0;
-		return;
+		return 0;
 	}
-	char argv[4096], rel[64];
+	unsigned cur = pid_last ^ 1u;
+	struct pid_ent *t = pid_tab[cur];
+	uint32_t n = 0, nread = 0;
+	bool sorted = true;
 	const char *name;
 	int self = (int)getpid();
 	while ((name = sp_dir_next(&d))) {
@@ -555,74 +718,26 @@ static void scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh)
 		s->procs_seen++;
 		if (pid == self && !sp_paths_is_fixture())
 			continue;
-		struct pid_ent *e = pid_find(pid, true);
-		if (e && e->seen && e->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0) {
-			e->seen = scan_gen; /* known, the same process, not its turn */
+		const struct pid_ent *k = pid_known(pid);
+		bool read = !(k && k->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0);
+		if (n == PID_SLOTS) {
+			if (read) /* past the table: read at once, and every scan */
+				read_one(d.fd, pid, o, NULL);
 			continue;
 		}
-		if (e) {
-			e->seen = scan_gen;
-			e->ino = d.ino;
-		}
-		/* cheap first look: one stat (comm, start, resident pages); the
-		 * command line only for interpreters, launchers and known names,
-		 * or big processes */
-		size_t rl = pid_dir(rel, pid);
-		struct heavy h;
-		struct sp_proc *p = &h.p;
-		uint64_t rss;
-		bool has_comm;
-		char comm[sizeof p->comm];
-		if (brief_at(d.fd, rel, rl, comm, sizeof comm, &rss, &h.start, &has_comm) < 0) {
-			view_drop(pid);
-			continue;
-		}
-		if (!has_comm) {
-			size_t cl;
-			memcpy(rel + rl, "comm", 5);
-			if (sp_read_at(d.fd, rel, comm, sizeof comm, &cl) < 0) {
-				view_drop(pid);
-				continue;
-			}
-			char *nl = memchr(comm, '\n', cl);
-			if (nl)
-				*nl = 0;
-		}
-		sp_text_clean(comm); /* a process names itself: no escapes to root's terminal */
-		int known_comm = worth_argv(comm);
-		for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
-			if (known[i].comm && strcmp(known[i].comm, comm) == 0)
-				known_comm = 1;
-		if (!known_comm && rss < o->proc_min_rss) {
-			view_drop(pid);
-			continue;
-		}
-		memset(p, 0, sizeof *p);
-		p->pid = pid;
-		p->gpu_mem.why = SP_MISSING;
-		p->kind = SP_PROC_OTHER;
-		memcpy(p->comm, comm, sizeof p->comm);
-		snprintf(p->name, sizeof p->name, "%s", p->comm);
-		p->rss_bytes = rss;
-		size_t alen = 0;
-		memcpy(rel + rl, "cmdline", 8);
-		int fd = openat(d.fd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd >= 0) {
-			ssize_t r = sp_read_full(fd, argv, sizeof argv - 1);
-			close(fd);
-			alen = r > 0 ? (size_t)r : 0;
-		}
-		argv[alen] = 0;
-		cmdline_show(p, argv, alen);
-		h.hit = sp_proc_classify(p->comm, argv, alen, p);
-		if (!h.hit && p->rss_bytes < o->proc_min_rss) {
-			view_drop(pid);
-			continue;
-		}
-		view_put(&h);
+		if (n && t[n - 1].pid > pid)
+			sorted = false; /* a fixture's directory lists in its own order */
+		t[n++] = (struct pid_ent){ .pid = pid, .read = read, .ino = d.ino };
+		nread += read;
 	}
+	if (!sorted)
+		sp_sort(t, n, sizeof t[0], cmp_pid_ent);
+	pid_n[cur] = n;
+	pid_last = cur;
+	double extra = read_marked(d.fd, t, n, nread, o);
 	sp_dir_close(&d);
 	view.procs_seen = s->procs_seen;
+	return extra;
 }
 
 /* between full scans: the listed processes only */
@@ -659,12 +774,11 @@ static void reread(struct sp_sample *s)
 	close(dfd);
 }
 
-static double thread_cpu_s(void)
+void sp_procs_scan_due(void)
 {
-	struct timespec t;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
-		return 0;
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	pthread_mutex_lock(&view_lock);
+	view.next_full = 0;
+	pthread_mutex_unlock(&view_lock);
 }
 
 void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
@@ -678,8 +792,8 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 		if (!fresh)
 			reread(s); /* the listed ones first: gone ones dropped, RSS current */
 		double c0 = thread_cpu_s();
-		scan(s, o, fresh);
-		double cost = thread_cpu_s() - c0;
+		double others = scan(s, o, fresh);
+		double cost = thread_cpu_s() - c0 + others;
 		double period = cost * SP_PROC_SCAN_COST_X;
 		view.period = period < SP_PROC_SCAN_MIN_S ? SP_PROC_SCAN_MIN_S
 			      : period > SP_PROC_SCAN_MAX_S ? SP_PROC_SCAN_MAX_S : period;
