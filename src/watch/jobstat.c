@@ -59,11 +59,25 @@ static void putnum(struct wbuf *w, const char *key, double v, int decimals)
 	put(w, key, b);
 }
 
+/* FNV-1a over the text before the end line: the end line says both which
+ * write it closes and what that write put before it, so a read that met a
+ * write in progress (a start, an end and anything between from different
+ * writes) is told from a whole one */
+static unsigned text_sum(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 16777619u;
+	return h;
+}
+
 int sp_jobstat_format(const struct sp_jobstat *j, char *buf, size_t n)
 {
 	struct wbuf w = { buf, n, 0, n == 0 };
 	if (n)
 		buf[0] = 0;
+	if (j->seq)
+		putnum(&w, "seq", (double)j->seq, 0);
 	putnum(&w, "version", SP_JOBSTAT_VERSION, 0);
 	putnum(&w, "pid", j->pid, 0);
 	put(&w, "mode", j->mode);
@@ -80,6 +94,11 @@ int sp_jobstat_format(const struct sp_jobstat *j, char *buf, size_t n)
 	put(&w, "cause", j->cause);
 	put(&w, "guard", j->guard);
 	put(&w, "log", j->log);
+	if (j->seq && !w.over) {
+		char end[48];
+		snprintf(end, sizeof end, "%lu/%08x", j->seq, text_sum(buf, w.len));
+		put(&w, "end", end);
+	}
 	return w.over ? -1 : (int)w.len;
 }
 
@@ -101,10 +120,10 @@ static void setstr(char *dst, size_t n, const char *v)
 int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j)
 {
 	sp_jobstat_clear(j);
-	double version = NAN, pid = NAN;
+	double version = NAN, pid = NAN, seq = NAN, end = NAN;
 	size_t i = 0;
-	while (i < len) {
-		size_t e = i;
+	while (i < len && isnan(end)) {
+		size_t at = i, e = i;
 		while (e < len && buf[e] != '\n')
 			e++;
 		char line[1100];
@@ -118,7 +137,15 @@ int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j)
 		*eq = 0;
 		const char *k = line, *v = eq + 1;
 		double d = num(v);
-		if (!strcmp(k, "version"))
+		if (!strcmp(k, "seq"))
+			seq = at == 0 && !isnan(d) ? d : -1; /* the first line's only */
+		else if (!strcmp(k, "end")) {
+			unsigned long es;
+			unsigned sum;
+			char tail;
+			end = sscanf(v, "%lu/%8x%c", &es, &sum, &tail) == 2 && sum == text_sum(buf, at) ? (double)es : -1;
+		}
+		else if (!strcmp(k, "version"))
 			version = d;
 		else if (!strcmp(k, "pid"))
 			pid = d;
@@ -151,9 +178,12 @@ int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j)
 		else if (!strcmp(k, "log"))
 			setstr(j->log, sizeof j->log, v);
 	}
+	if (!isnan(seq) && (seq < 1 || isnan(end) || end != seq))
+		return -EAGAIN; /* the start of one write without its end */
 	if (isnan(version) || version < 1 || version > SP_JOBSTAT_VERSION || isnan(pid) || pid < 1 || pid > INT32_MAX)
 		return -1;
 	j->pid = (int)pid;
+	j->seq = isnan(seq) ? 0 : (unsigned long)seq;
 	return 0;
 }
 
@@ -217,6 +247,9 @@ int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid)
 	if (k < 0 || (size_t)k >= sizeof f->path || k2 < 0 || (size_t)k2 >= sizeof f->tmp)
 		return -ENAMETOOLONG;
 	f->on = true;
+	f->fd = -1;
+	f->len = 0;
+	f->seq = 0;
 	return 0;
 }
 
@@ -225,28 +258,55 @@ int sp_jobstat_write(struct sp_jobstat_file *f, const struct sp_jobstat *j)
 	if (!f->on)
 		return -EBADF;
 	char buf[2048];
-	int len = sp_jobstat_format(j, buf, sizeof buf);
+	struct sp_jobstat c = *j;
+	c.seq = ++f->seq;
+	int len = sp_jobstat_format(&c, buf, sizeof buf);
 	if (len < 0)
 		return -EOVERFLOW;
 	/* no fsync: the file describes a live process and dies with it */
+	struct stat st;
+	if (f->fd >= 0 && (fstat(f->fd, &st) < 0 || st.st_nlink == 0)) {
+		close(f->fd); /* unlinked under us: made anew below */
+		f->fd = -1;
+	}
+	if (f->fd >= 0) {
+		ssize_t w = pwrite(f->fd, buf, (size_t)len, 0);
+		int e = w == (ssize_t)len ? 0 : w < 0 ? -errno : -EIO;
+		if (e == 0 && (size_t)len < f->len && ftruncate(f->fd, len) < 0)
+			e = -errno;
+		if (e == 0) {
+			f->len = (size_t)len;
+			return 0;
+		}
+		close(f->fd); /* a failing file: try a new one next time */
+		f->fd = -1;
+		return e;
+	}
+	/* the first write (or after a failure): a whole file renamed into place */
 	int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	fchmod(fd, 0644); /* whatever the umask says: top of another user may read it */
 	int e = sp_write_full(fd, buf, (size_t)len) == (ssize_t)len ? 0 : -EIO;
-	if (close(fd) < 0 && e == 0)
-		e = -errno;
 	if (e == 0 && rename(f->tmp, f->path) < 0)
 		e = -errno;
-	if (e < 0)
+	if (e < 0) {
+		close(fd);
 		unlink(f->tmp);
-	return e;
+		return e;
+	}
+	f->fd = fd; /* the file now at path: later writes go through it */
+	f->len = (size_t)len;
+	return 0;
 }
 
 void sp_jobstat_close(struct sp_jobstat_file *f)
 {
 	if (!f->on)
 		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
 	unlink(f->path);
 	unlink(f->tmp);
 	f->on = false;
@@ -279,10 +339,13 @@ static int scan_dir(const char *dir, struct sp_jobstat *out, int n, int max, dou
 		char path[512], buf[3072];
 		size_t len;
 		snprintf(path, sizeof path, "%s/%s", dir, name);
-		if (sp_read_file(path, buf, sizeof buf, &len) < 0)
-			continue;
 		struct sp_jobstat *j = &out[n];
-		if (sp_jobstat_parse(buf, len, j) < 0 || j->pid != pid)
+		int r = -EAGAIN;
+		/* a read that met a write in place is read again (a write is one
+		 * pwrite of a few hundred bytes: the next read misses it) */
+		for (int tries = 0; r == -EAGAIN && tries < 3; tries++)
+			r = sp_read_file(path, buf, sizeof buf, &len) < 0 ? -1 : sp_jobstat_parse(buf, len, j);
+		if (r < 0 || j->pid != pid)
 			continue;
 		bool dup = false;
 		for (int i = 0; i < n; i++)

@@ -36,6 +36,7 @@ struct sp_jobstat {
 	char cause[24];        /* "none", "thermal", ... (watch/cause.h) */
 	char guard[12];        /* "off", "ok", "warned", "stopping", "killed" */
 	char log[1024];        /* the CSV log's path */
+	unsigned long seq;     /* the write's number: first line seq=N, last end=N (0: neither) */
 };
 
 void sp_jobstat_clear(struct sp_jobstat *j);
@@ -44,21 +45,33 @@ void sp_jobstat_clear(struct sp_jobstat *j);
  * not fit. Values are cleaned of control bytes. Pure. */
 int sp_jobstat_format(const struct sp_jobstat *j, char *buf, size_t n);
 /* Parse a file's text. 0 when it has a version this reader knows and a
- * pid; -1 otherwise. Pure. */
+ * pid; -1 otherwise; -EAGAIN when it opens with seq=N but has no end=N (a
+ * read that met a write in progress: read it again). Nothing after the end
+ * line is read. Pure. */
 int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j);
 
 /* The status folder for this user into buf; 0, or -1 when there is none
  * usable (the reason in why, for a message). create: make it if missing. */
 int sp_jobstat_dir(char *buf, size_t n, bool create, char *why, size_t whylen);
 
-/* The writer (the engine): opened once, written each sample, closed at exit. */
+/* The writer (the engine): opened once, written each sample, closed at exit.
+ * The file appears whole (a temporary file renamed over it); after that it is
+ * rewritten in place through the descriptor kept from then (pwrite at 0, cut
+ * to length when shorter): no create and no rename a sample, which on a /run
+ * that is not tmpfs cost more than the rest of a sample. A reader tells a
+ * read that met a write by its seq and end lines; a file unlinked under us
+ * (a cleaner of /tmp) is made anew. */
 struct sp_jobstat_file {
 	bool on;
+	int fd;                /* the file, once made; -1 before */
+	size_t len;            /* what the last write left in it */
+	unsigned long seq;
 	char path[300], tmp[310];
 };
 /* 0, or -errno (nothing will be written; the reason is said once by the caller) */
 int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid);
-/* Atomically replace the file with j. 0 or -errno. No heap. */
+/* Write j (a reader sees the old text or the new one, never a mix it
+ * accepts). 0 or -errno. No heap. */
 int sp_jobstat_write(struct sp_jobstat_file *f, const struct sp_jobstat *j);
 /* Remove the file (at exit). */
 void sp_jobstat_close(struct sp_jobstat_file *f);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "out/topview.h"
@@ -364,6 +366,38 @@ static void jobstat_text(void **st)
 	assert_string_equal(back.mode, "run");
 	/* too small a buffer says so */
 	assert_int_equal(sp_jobstat_format(&j, buf, 20), -1);
+
+	/* a numbered write: seq first, end with the text's sum last */
+	j.seq = 7;
+	n = sp_jobstat_format(&j, buf, sizeof buf);
+	assert_true(n > 0);
+	assert_true(strncmp(buf, "seq=7\nversion=1\n", 16) == 0);
+	assert_non_null(strstr(buf, "\nend=7/"));
+	assert_int_equal(sp_jobstat_parse(buf, (size_t)n, &back), 0);
+	assert_true(back.seq == 7);
+	/* what follows the end line (an older, longer write's tail before the
+	 * cut) is not read */
+	char tail[2200];
+	snprintf(tail, sizeof tail, "%smode=run\npid=99\n", buf);
+	assert_int_equal(sp_jobstat_parse(tail, strlen(tail), &back), 0);
+	assert_string_equal(back.mode, "watch");
+	assert_int_equal(back.pid, 4242);
+	/* a read that met a write: no end, another write's end, or a middle
+	 * from another write under matching seq and end lines */
+	assert_int_equal(sp_jobstat_parse(buf, (size_t)n / 2, &back), -EAGAIN);
+	struct sp_jobstat k = j;
+	k.seq = 8;
+	char other[2048];
+	int m = sp_jobstat_format(&k, other, sizeof other);
+	assert_true(m > 0);
+	char mixed[4096];
+	snprintf(mixed, sizeof mixed, "%.*s%s", (int)(strstr(buf, "\nend=") - buf + 1), buf, strstr(other, "end="));
+	assert_int_equal(sp_jobstat_parse(mixed, strlen(mixed), &back), -EAGAIN);
+	char *rate = strstr(buf, "rate=3.5");
+	assert_non_null(rate);
+	rate[5] = '4'; /* one byte of the middle from another write */
+	assert_int_equal(sp_jobstat_parse(buf, (size_t)n, &back), -EAGAIN);
+	assert_int_equal(sp_jobstat_parse("seq=x\nversion=1\npid=5\nend=1/00000000\n", 38, &back), -EAGAIN);
 }
 
 static void jobstat_files(void **st)
@@ -383,6 +417,37 @@ static void jobstat_files(void **st)
 	assert_int_equal(sp_jobstat_write(&f, &j), 0);
 	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 1);
 	assert_int_equal(found[0].pid, (int)getpid());
+	assert_true(found[0].seq == 1);
+	/* later writes go in place: the same file, no temporary left */
+	char path[400];
+	snprintf(path, sizeof path, "%s/sparkops/%d", dir, (int)getpid());
+	struct stat s0, s1;
+	assert_int_equal(stat(path, &s0), 0);
+	assert_int_equal(s0.st_mode & 0777, 0644);
+	snprintf(j.command, sizeof j.command, "a long command line that the next write drops");
+	assert_int_equal(sp_jobstat_write(&f, &j), 0);
+	j.command[0] = 0;
+	j.samples = 12;
+	assert_int_equal(sp_jobstat_write(&f, &j), 0);
+	assert_int_equal(stat(path, &s1), 0);
+	assert_true(s0.st_ino == s1.st_ino);
+	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 1);
+	assert_true(found[0].seq == 3 && found[0].samples == 12);
+	assert_string_equal(found[0].command, "");
+	char fbuf[3000];
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	size_t flen = fread(fbuf, 1, sizeof fbuf - 1, fp);
+	fclose(fp);
+	fbuf[flen] = 0;
+	assert_int_equal(flen, strstr(fbuf, "\nend=") - fbuf + 1 + strlen(strstr(fbuf, "\nend=") + 1)); /* cut to length */
+	assert_null(strstr(fbuf, "long command"));
+	/* unlinked under the writer (a cleaner of /tmp): made anew */
+	assert_int_equal(unlink(path), 0);
+	j.samples = 13;
+	assert_int_equal(sp_jobstat_write(&f, &j), 0);
+	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 1);
+	assert_true(found[0].samples == 13);
 	/* stale: not shown */
 	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 6000), 0);
 	sp_jobstat_close(&f);
