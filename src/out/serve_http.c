@@ -30,6 +30,7 @@
 #include <crypt.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -150,6 +151,7 @@ struct sp_server {
 	pthread_mutex_t conn_mu;
 	pthread_cond_t reaper_cv;
 	bool reaper_stop, reaper_started;
+	double reaper_wake_at; /* monotonic: when the reaper wakes next (INFINITY: when poked) */
 	pthread_t reaper;
 	/* basic authentication (server thread only) */
 	const struct sp_serve_user *users;
@@ -297,6 +299,30 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 	return false;
 }
 
+/* The limit a waiting request has now: request_timeout_s, or 1 s while MHD
+ * holds as many connections as it may. Under conn_mu. */
+static double wait_limit(const struct sp_server *srv)
+{
+	unsigned used = 0;
+	for (unsigned i = 0; i < srv->n_conns; i++)
+		used += srv->conns[i].used;
+	double limit = srv->request_timeout_s;
+	return used >= srv->n_conns && limit > 1.0 ? 1.0 : limit;
+}
+
+/* k has begun waiting: wake the reaper only when it sleeps past k's
+ * deadline (it sleeps until the earliest one, or, none waiting, until
+ * poked), so a kept-alive scraper costs it one wake-up a deadline, and an
+ * idle server none. Under conn_mu. */
+static void reaper_poke(struct sp_server *srv, const struct conn *k)
+{
+	double due = k->since + wait_limit(srv);
+	if (due < srv->reaper_wake_at) {
+		srv->reaper_wake_at = due;
+		pthread_cond_signal(&srv->reaper_cv);
+	}
+}
+
 /* MHD_OPTION_NOTIFY_CONNECTION: in the server thread, as MHD accepts and frees */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
@@ -343,6 +369,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		k->fd = fi ? fi->connect_fd : -1;
 		k->since = sp_mono_now();
 		k->addr = addr;
+		reaper_poke(srv, k);
 	}
 	pthread_mutex_unlock(&srv->conn_mu);
 	*socket_context = k; /* NULL (the table is full: never, MHD holds at most max_conns): answered 503 */
@@ -360,8 +387,10 @@ static void conn_set_waiting(struct sp_server *srv, struct conn *k, bool waiting
 		return;
 	pthread_mutex_lock(&srv->conn_mu);
 	k->waiting = waiting;
-	if (waiting)
+	if (waiting) {
 		k->since = sp_mono_now();
+		reaper_poke(srv, k);
+	}
 	pthread_mutex_unlock(&srv->conn_mu);
 }
 
@@ -374,8 +403,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	conn_set_waiting(cls, conn_of(c), true);
 }
 
-/* The reaper: every 200 ms, shut down the connections whose request has
- * been coming for longer than request_timeout_s. While MHD holds as many
+/* The reaper: shut down the connections whose request has been coming for
+ * longer than request_timeout_s, each when its time is up (it sleeps until
+ * the earliest deadline; with nothing waiting, until poked). While MHD holds as many
  * connections as it may, new ones wait in the kernel's queue: then a request
  * still coming after 1 s is shed (a real client sends its request at once),
  * so a slowloris that fills every slot delays a scrape by about a second,
@@ -385,28 +415,34 @@ static void *reaper_main(void *p)
 	struct sp_server *srv = p;
 	pthread_mutex_lock(&srv->conn_mu);
 	while (!srv->reaper_stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 200L * 1000 * 1000;
+		double t = sp_mono_now();
+		double limit = wait_limit(srv);
+		double next = INFINITY;
+		for (unsigned i = 0; i < srv->n_conns; i++) {
+			struct conn *e = &srv->conns[i];
+			if (!e->used || !e->waiting || e->cut || e->fd < 0)
+				continue;
+			if (t - e->since > limit) {
+				shutdown(e->fd, SHUT_RDWR); /* MHD sees the end and frees it; the fd stays its own */
+				e->cut = true;
+			} else if (e->since + limit < next) {
+				next = e->since + limit;
+			}
+		}
+		/* until the earliest deadline (and a little past it: "longer
+		 * than"), or, none waiting, until a connection pokes us */
+		srv->reaper_wake_at = next;
+		if (isinf(next)) {
+			pthread_cond_wait(&srv->reaper_cv, &srv->conn_mu);
+			continue;
+		}
+		double at = next + 0.01;
+		struct timespec ts = { (time_t)at, (long)((at - (double)(time_t)at) * 1e9) };
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&srv->reaper_cv, &srv->conn_mu, &ts);
-		double t = sp_mono_now();
-		unsigned used = 0;
-		for (unsigned i = 0; i < srv->n_conns; i++)
-			used += srv->conns[i].used;
-		double limit = srv->request_timeout_s;
-		if (used >= srv->n_conns && limit > 1.0)
-			limit = 1.0;
-		for (unsigned i = 0; i < srv->n_conns; i++) {
-			struct conn *e = &srv->conns[i];
-			if (e->used && e->waiting && !e->cut && e->fd >= 0 && t - e->since > limit) {
-				shutdown(e->fd, SHUT_RDWR); /* MHD sees the end and frees it; the fd stays its own */
-				e->cut = true;
-			}
-		}
 	}
 	pthread_mutex_unlock(&srv->conn_mu);
 	return NULL;
