@@ -227,16 +227,19 @@ valgrind: all
 	@scripts/valgrind-check.sh $(BUILD)
 
 # ThreadSanitizer on the GPU thread and its callers (tests/unit/test_gpuwatch.c)
-build-tsan/test_gpuwatch: tests/unit/test_gpuwatch.c $(SRCS) $(ASRCS)
+# and on the process view's scan workers (tests/unit/test_procview.c)
+TSAN_TESTS := test_gpuwatch test_procview
+build-tsan/test_%: tests/unit/test_%.c $(SRCS) $(ASRCS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"' \
-	  -fsanitize=thread -o $@ tests/unit/test_gpuwatch.c $(SRCS) $(ASRCS) -lcmocka $(LDLIBS)
-tsan: build-tsan/test_gpuwatch $(BUILD)/libfake-nvml.so
-	@out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 $< 2>&1); rc=$$?; \
+	  -fsanitize=thread -o $@ $< $(SRCS) $(ASRCS) -lcmocka $(LDLIBS)
+tsan: $(TSAN_TESTS:%=build-tsan/%) $(BUILD)/libfake-nvml.so
+	@for t in $(TSAN_TESTS); do \
+	out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 build-tsan/$$t 2>&1); rc=$$?; \
 	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'unexpected memory mapping'; then \
 	  echo "tsan: skipped (this kernel's address layout is not supported by ThreadSanitizer)"; \
 	elif [ $$rc -ne 0 ]; then echo "$$out"; exit 1; \
-	else echo "tsan: test_gpuwatch clean"; fi
+	else echo "tsan: $$t clean"; fi; done
 
 # the sampling loop soaked on its own (bench/bench_soak.sh)
 $(BUILD)/bench/soak_sampler: bench/soak_sampler.c $(LIB)
