@@ -617,13 +617,13 @@ static double thread_cpu_s(void)
 #define SCAN_PAR_PER 256u  /* at least this many reads a thread */
 #define SCAN_PAR_MAX 4
 struct scan_work {
-	int dfd;
-	unsigned k, nth;
 	const struct pid_ent *t;
-	uint32_t n;
 	const struct sp_read_opts *o;
 	pthread_mutex_t *mu;
 	double cpu_s;
+	int dfd;
+	unsigned k, nth;
+	uint32_t n;
 };
 
 static void *scan_worker(void *arg)
@@ -664,7 +664,7 @@ static double read_marked(int dfd, const struct pid_ent *t, uint32_t n, uint32_t
 	if (attr)
 		pthread_attr_setstacksize(&a, 256u << 10); /* a read's frame is ~14 KiB */
 	for (unsigned k = 0; k < nth; k++) {
-		w[k] = (struct scan_work){ .dfd = dfd, .k = k, .nth = nth, .t = t, .n = n, .o = o, .mu = &mu };
+		w[k] = (struct scan_work){ .t = t, .o = o, .mu = &mu, .dfd = dfd, .k = k, .nth = nth, .n = n };
 		/* worker 0 is this thread */
 		started[k] = k > 0 && pthread_create(&th[k], attr ? &a : NULL, scan_worker, &w[k]) == 0;
 	}

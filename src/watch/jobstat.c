@@ -102,6 +102,21 @@ int sp_jobstat_format(const struct sp_jobstat *j, char *buf, size_t n)
 	return w.over ? -1 : (int)w.len;
 }
 
+/* "N/SUM" of an end line: N when SUM (8 hex digits) is the text's, else -1 */
+static double end_value(const char *v, unsigned want)
+{
+	char *e;
+	errno = 0;
+	unsigned long long n = strtoull(v, &e, 10);
+	if (e == v || *e != '/' || errno)
+		return -1;
+	const char *h = e + 1;
+	unsigned long long sum = strtoull(h, &e, 16);
+	if (e - h != 8 || *e || errno || sum != want)
+		return -1;
+	return (double)n;
+}
+
 static double num(const char *v)
 {
 	if (!*v)
@@ -139,12 +154,8 @@ int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j)
 		double d = num(v);
 		if (!strcmp(k, "seq"))
 			seq = at == 0 && !isnan(d) ? d : -1; /* the first line's only */
-		else if (!strcmp(k, "end")) {
-			unsigned long es;
-			unsigned sum;
-			char tail;
-			end = sscanf(v, "%lu/%8x%c", &es, &sum, &tail) == 2 && sum == text_sum(buf, at) ? (double)es : -1;
-		}
+		else if (!strcmp(k, "end"))
+			end = end_value(v, text_sum(buf, at));
 		else if (!strcmp(k, "version"))
 			version = d;
 		else if (!strcmp(k, "pid"))
