@@ -353,11 +353,10 @@ int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, u
  * stat each: a process whose start time changed is another one that reuses
  * the pid, and is dropped). Scans come on an adaptive period,
  * SP_PROC_SCAN_COST_X times the CPU time the last one took, between
- * SP_PROC_SCAN_MIN_S and SP_PROC_SCAN_MAX_S: a new heavy process is seen
+ * o->proc_scan_min_s (5 s; top 2 s) and SP_PROC_SCAN_MAX_S: a new heavy process is seen
  * within that period, one that exec'd or grew past the threshold within
  * SP_PROC_RECHECK of them; a listed one that ended is gone at the next
  * sample. The first sample of a process (a one-shot status) reads them all. */
-#define SP_PROC_SCAN_MIN_S 2.0
 #define SP_PROC_SCAN_MAX_S 60.0
 #define SP_PROC_SCAN_COST_X 2000.0
 
@@ -781,6 +780,14 @@ void sp_procs_scan_due(void)
 	pthread_mutex_unlock(&view_lock);
 }
 
+double sp_procs_period(void)
+{
+	pthread_mutex_lock(&view_lock);
+	double p = view.period;
+	pthread_mutex_unlock(&view_lock);
+	return p;
+}
+
 void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 {
 	pthread_mutex_lock(&view_lock);
@@ -795,7 +802,9 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 		double others = scan(s, o, fresh);
 		double cost = thread_cpu_s() - c0 + others;
 		double period = cost * SP_PROC_SCAN_COST_X;
-		view.period = period < SP_PROC_SCAN_MIN_S ? SP_PROC_SCAN_MIN_S
+		double lo = o->proc_scan_min_s > 0 && o->proc_scan_min_s < SP_PROC_SCAN_MAX_S ? o->proc_scan_min_s
+											  : SP_DEFAULT_PROC_SCAN_MIN_S;
+		view.period = period < lo ? lo
 			      : period > SP_PROC_SCAN_MAX_S ? SP_PROC_SCAN_MAX_S : period;
 		view.last_full = now;
 		view.next_full = now + view.period;

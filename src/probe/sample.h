@@ -211,10 +211,16 @@ struct sp_read_opts {
 	uint64_t reserve;   /* bytes kept back for the OS and driver */
 	uint64_t proc_min_rss; /* unrecognised processes above this are listed too */
 	double gpu_timeout_s;  /* longest wait for the GPU thread (see probe.h) */
+	double proc_scan_min_s; /* the process view's shortest scan period (procs.c) */
 };
 #define SP_DEFAULT_RESERVE (4ULL << 30)
 #define SP_DEFAULT_PROC_MIN_RSS (2ULL << 30)
 #define SP_DEFAULT_GPU_TIMEOUT 2.0 /* seconds: status answers within this plus the file reads */
+/* The process view's scans come no sooner than this apart: 5 s for the
+ * monitors (watch, run, serve, metrics), which run all day beside the jobs;
+ * top, which a person watches, sets SP_TOP_PROC_SCAN_MIN_S. */
+#define SP_DEFAULT_PROC_SCAN_MIN_S 5.0
+#define SP_TOP_PROC_SCAN_MIN_S 2.0
 void sp_read_opts_init(struct sp_read_opts *o);
 /* The GPU wait of a loop that samples every interval_s seconds: half the
  * interval, never more than gpu_timeout_s, so a slow or hung driver cannot

@@ -153,6 +153,19 @@ static void view_across_scans(void **st)
 	put_proc(200, "other", 10, 9999);
 	sample(false);
 	assert_false(listed(200, NULL));
+
+	/* the period: a quick scan of a small tree waits the shortest one,
+	 * 5 s for the monitors, what top asks (2 s) for top */
+	assert_true(O.proc_scan_min_s == SP_DEFAULT_PROC_SCAN_MIN_S);
+	sample(true);
+	assert_true(sp_procs_period() == SP_DEFAULT_PROC_SCAN_MIN_S);
+	O.proc_scan_min_s = SP_TOP_PROC_SCAN_MIN_S;
+	sample(true);
+	assert_true(sp_procs_period() == SP_TOP_PROC_SCAN_MIN_S);
+	O.proc_scan_min_s = 0; /* unset: the default, never a scan every sample */
+	sample(true);
+	assert_true(sp_procs_period() == SP_DEFAULT_PROC_SCAN_MIN_S);
+	O.proc_scan_min_s = SP_DEFAULT_PROC_SCAN_MIN_S;
 }
 
 /* A first scan of a crowded tree (past the point where it shares its reads
