@@ -576,6 +576,7 @@ static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_
 static void mark_progress(struct sp_oomlog *p, enum sp_oom_phase ph, const char *why)
 {
 	p->progress = ph;
+	p->tqdm_step = false;
 	set_why(p->progress_why, sizeof p->progress_why, why);
 	if (ph == SP_PHASE_STEP)
 		p->trained = true;
@@ -676,6 +677,7 @@ static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (p->engine != SP_ENGINE_UNKNOWN || p->progress == SP_PHASE_SERVE)
 		return;
 	mark_progress(p, SP_PHASE_STEP, "after training steps began, by its step counter");
+	p->tqdm_step = true;
 }
 
 static bool is_sigkill(const char *s, size_t n)
@@ -720,17 +722,93 @@ static inline bool ctrl_byte(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
-/* the letters of bytes 64..127 (word 1 of a byte set) but tqdm's i t s B k M G */
-#define LETTERS_W1 0x07FFFFFE07FFFFFEULL
-#define TQDM_LETTERS_W1                                                                            \
-	((1ULL << ('i' - 64)) | (1ULL << ('t' - 64)) | (1ULL << ('s' - 64)) | (1ULL << ('B' - 64)) | \
-	 (1ULL << ('k' - 64)) | (1ULL << ('M' - 64)) | (1ULL << ('G' - 64)))
-#define TEXT_LETTERS (LETTERS_W1 & ~TQDM_LETTERS_W1)
+/* Eight bytes at once (SWAR): each test is exact for "any of the eight" (a
+ * borrow can only mark a byte above a true one). */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* a byte below 0x20, or DEL */
+static inline uint64_t ctrl_in(uint64_t w)
+{
+	uint64_t d = w ^ (0x7f * ONES);
+	return (((w - 0x20 * ONES) & ~w) | ((d - ONES) & ~d)) & HIGHS;
+}
+
+/* a byte in 0x41..0x7f (where the letters are) */
+static inline uint64_t letters_in(uint64_t w)
+{
+	return ((w & (0x7f * ONES)) + 0x3f * ONES) & ~w & HIGHS;
+}
+
+/* Each byte's class as the line is gathered: BC_CTRL ends a run of printable
+ * bytes (below 0x20, DEL); BC_TEXT is a letter but tqdm's i t s B k M G
+ * ("it/s", "s/it", "MB/s", "GiB"): a line without one is a progress redraw
+ * at most (classify_line). */
+#define BC_CTRL 1u
+#define BC_TEXT 2u
+static const unsigned char byte_class[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 2, 0, 2, 2, 2, 2, 0, 2, 2, 2, 2, 2, 0, 2, 2, /* @ A B ... O: not B G M */
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0,
+	0, 2, 2, 2, 2, 2, 2, 2, 2, 0, 2, 0, 2, 2, 2, 2, /* ` a b ... o: not i k */
+	2, 2, 2, 0, 0, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 1, /* p ... z: not s t; DEL */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* A text line's byte and bigram sets, from its bytes once it ends (two sets
+ * of accumulators, even and odd bytes, keep the updates off one chain).
+ * Only text lines search needles: the redraws that make most of a long
+ * log never pay for them. */
+static void line_sets(struct sp_oomlog *p)
+{
+	const unsigned char *l = (const unsigned char *)p->line;
+	size_t n = p->len;
+	uint64_t s0[4] = { 0 }, s1[4] = { 0 }, g0[4] = { 0 }, g1[4] = { 0 };
+	if (n)
+		s0[l[0] >> 6] |= 1ULL << (l[0] & 63);
+	size_t i = 1;
+	for (; i + 2 <= n; i += 2) {
+		unsigned char a = l[i - 1], c0 = l[i], c1 = l[i + 1];
+		s0[c0 >> 6] |= 1ULL << (c0 & 63);
+		s1[c1 >> 6] |= 1ULL << (c1 & 63);
+		unsigned ga = bigram_bit(a, c0), gb = bigram_bit(c0, c1);
+		g0[ga >> 6] |= 1ULL << (ga & 63);
+		g1[gb >> 6] |= 1ULL << (gb & 63);
+	}
+	for (; i < n; i++) {
+		unsigned char c = l[i];
+		s0[c >> 6] |= 1ULL << (c & 63);
+		unsigned g = bigram_bit(l[i - 1], c);
+		g0[g >> 6] |= 1ULL << (g & 63);
+	}
+	for (int w = 0; w < 4; w++) {
+		p->line_set[w] = s0[w] | s1[w];
+		p->line_bigrams[w] = g0[w] | g1[w];
+	}
+}
 
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
-	line_bytes = p->line_set;
-	line_bigrams = p->line_bigrams;
+	/* A redraw without text letters (below) can only mark the steps a
+	 * tqdm counter marks: nothing to do when the last mark was just that
+	 * and no traceback is open (most lines of a long training log). */
+	if (!p->text && p->tqdm_step && !p->in_tb)
+		return;
+	if (p->text) {
+		line_sets(p);
+		line_bytes = p->line_set;
+		line_bigrams = p->line_bigrams;
+	}
 	classify_line(p, s, n);
 	line_bytes = line_bigrams = NULL;
 }
@@ -1122,8 +1200,9 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	 * 3.00s/it]". A line whose only letters are tqdm's (i t s B k M G: "it/s", "s/it",
 	 * "MB/s", "GiB") cannot hold any needle below but tqdm's own ("%|", "it/s",
 	 * "s/it", "["): every other needle has a letter outside that set (keep it so).
-	 * Such a line only ends a traceback and moves the progress. */
-	if (!(line_bytes[1] & TEXT_LETTERS)) {
+	 * Such a line only ends a traceback and moves the progress (classify: its
+	 * needle filters are not even set). */
+	if (!p->text) {
 		if (p->in_tb) {
 			if (indented) {
 				p->tb_frames = true;
@@ -1174,8 +1253,7 @@ static void end_line(struct sp_oomlog *p)
 	if (p->cut)
 		p->long_lines++;
 	p->len = 0;
-	memset(p->line_set, 0, sizeof p->line_set);
-	memset(p->line_bigrams, 0, sizeof p->line_bigrams);
+	p->text = false;
 	p->cut = false;
 }
 
@@ -1243,45 +1321,36 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 	sig_feed(p, b, len);
 	while (i < len) {
 		/* the common case: a run of printable bytes. While it fits in the
-		 * window each byte is copied and added to the line's byte and
-		 * bigram sets; two sets of accumulators (even and odd bytes) keep
-		 * those updates off one chain. Past the window only skipped (the
-		 * signature, sig_feed, has seen every byte). */
+		 * window it is copied 8 bytes at a time, and looked at byte by byte
+		 * only where a word holds a letter (for BC_TEXT) until the line is
+		 * known to be text. Past the window only skipped (the signature,
+		 * sig_feed, has seen every byte). */
 		if (!p->esc) {
 			size_t room = p->len < SP_OOMLOG_WINDOW ? SP_OOMLOG_WINDOW - p->len : 0;
 			size_t lim = len - i < room ? len - i : room;
 			const unsigned char *q = b + i;
 			char *dst = p->line + p->len;
-			uint64_t s0[4], s1[4] = { 0 }, g0[4], g1[4] = { 0 };
-			memcpy(s0, p->line_set, sizeof s0);
-			memcpy(g0, p->line_bigrams, sizeof g0);
-			unsigned char prev = p->len ? (unsigned char)p->line[p->len - 1] : 0;
+			bool text = p->text;
 			size_t k = 0;
-			for (; k + 2 <= lim; k += 2) {
-				unsigned char c0 = q[k], c1 = q[k + 1];
-				if (ctrl_byte(c0) || ctrl_byte(c1))
+			for (; k + 8 <= lim; k += 8) {
+				uint64_t w;
+				memcpy(&w, q + k, 8); /* one load */
+				if (ctrl_in(w))
 					break;
-				dst[k] = (char)c0;
-				dst[k + 1] = (char)c1;
-				s0[c0 >> 6] |= 1ULL << (c0 & 63);
-				s1[c1 >> 6] |= 1ULL << (c1 & 63);
-				unsigned ga = bigram_bit(prev, c0), gb = bigram_bit(c0, c1);
-				g0[ga >> 6] |= 1ULL << (ga & 63);
-				g1[gb >> 6] |= 1ULL << (gb & 63);
-				prev = c1;
+				memcpy(dst + k, &w, 8);
+				if (!text && letters_in(w))
+					text = (byte_class[q[k]] | byte_class[q[k + 1]] | byte_class[q[k + 2]] |
+						byte_class[q[k + 3]] | byte_class[q[k + 4]] | byte_class[q[k + 5]] |
+						byte_class[q[k + 6]] | byte_class[q[k + 7]]) & BC_TEXT;
 			}
-			for (; k < lim && !ctrl_byte(q[k]); k++) {
-				unsigned char c = q[k];
-				dst[k] = (char)c;
-				s0[c >> 6] |= 1ULL << (c & 63);
-				unsigned g = bigram_bit(prev, c);
-				g0[g >> 6] |= 1ULL << (g & 63);
-				prev = c;
+			for (; k < lim; k++) {
+				unsigned f = byte_class[q[k]];
+				if (f & BC_CTRL)
+					break;
+				dst[k] = (char)q[k];
+				text |= f & BC_TEXT;
 			}
-			for (int w = 0; w < 4; w++) {
-				p->line_set[w] = s0[w] | s1[w];
-				p->line_bigrams[w] = g0[w] | g1[w];
-			}
+			p->text = text;
 			p->len += k;
 			i += k;
 			if (k == lim) {
@@ -1336,12 +1405,7 @@ void sp_oomlog_feed(struct sp_oomlog *p, const void *buf, size_t len)
 			c = ' ';
 		}
 		if (p->len < SP_OOMLOG_WINDOW) {
-			if (p->len) {
-				unsigned g = bigram_bit((unsigned char)p->line[p->len - 1], c);
-				p->line_bigrams[g >> 6] |= 1ULL << (g & 63);
-			}
-			p->line[p->len++] = (char)c;
-			p->line_set[c >> 6] |= 1ULL << (c & 63);
+			p->line[p->len++] = (char)c; /* a space: never BC_TEXT */
 		} else {
 			p->cut = true;
 		}

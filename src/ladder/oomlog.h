@@ -99,13 +99,15 @@ struct sp_oomlog {
 	unsigned sig_tail_n;
 	char line[SP_OOMLOG_WINDOW + 1];
 	size_t len;
-	uint64_t line_set[4];         /* the bytes present in line[0..len) (a needle pre-filter) */
+	bool text;                    /* line[0..len) holds a letter other than tqdm's (oomlog.c: byte_class) */
+	uint64_t line_set[4];         /* a text line's bytes, set when it ends (a needle pre-filter) */
 	uint64_t line_bigrams[4];     /* its adjacent byte pairs, hashed to 256 bits (the same) */
 	bool cut;
 	int esc;                      /* ANSI escape state */
 	unsigned esc_len;
 	enum sp_oom_phase progress;   /* the phase the log's own progress markers say */
 	char progress_why[64];
+	bool tqdm_step;               /* the last progress mark was a tqdm step counter's (see classify) */
 	bool in_tb, tb_frames, tb_bnb;
 	enum sp_oom_phase tb_phase;   /* innermost load/step marker in the traceback */
 	char tb_why[40];
