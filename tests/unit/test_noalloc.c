@@ -31,10 +31,9 @@
 
 static struct sp_sample S;
 
-static void steady_state_allocates_nothing(void **st)
+/* The gb10-loaded fixture and the fake NVML (GB10 scenario, one GPU process) */
+static void fake_gb10(struct sp_read_opts *o)
 {
-	SKIP_UNDER_QEMU(QEMU_THREADS);
-	(void)st;
 	char lib[1024];
 	const char *b = getenv("BUILD_DIR");
 	snprintf(lib, sizeof lib, "%s/libfake-nvml.so", b ? b : "build");
@@ -42,9 +41,16 @@ static void steady_state_allocates_nothing(void **st)
 	setenv("FAKE_NVML_SCENARIO", "tests/fake-nvml/scenarios/gb10.scn", 1);
 	setenv("FAKE_NVML_PROCS", "3301:30000000000", 1);
 	sp_paths_init("tests/fixtures/gb10-loaded/proc", "tests/fixtures/gb10-loaded/sys");
+	sp_read_opts_init(o);
+	o->gpu_timeout_s = 10.0;
+}
+
+static void steady_state_allocates_nothing(void **st)
+{
+	SKIP_UNDER_QEMU(QEMU_THREADS);
+	(void)st;
 	struct sp_read_opts o;
-	sp_read_opts_init(&o);
-	o.gpu_timeout_s = 10.0;
+	fake_gb10(&o);
 	/* warm-up: dlopen, nvmlInit, the GPU thread, the scenario file */
 	for (int i = 0; i < 3; i++)
 		sp_sample_read(&S, &o);
@@ -86,16 +92,8 @@ static void a_sample_fits_the_prefaulted_stack(void **st)
 #ifdef UNDER_ASAN
 	skip(); /* ASan's frames carry redzones: its depth is not the build's */
 #endif
-	char lib[1024];
-	const char *b = getenv("BUILD_DIR");
-	snprintf(lib, sizeof lib, "%s/libfake-nvml.so", b ? b : "build");
-	setenv("SPARKOPS_NVML_LIB", lib, 1);
-	setenv("FAKE_NVML_SCENARIO", "tests/fake-nvml/scenarios/gb10.scn", 1);
-	setenv("FAKE_NVML_PROCS", "3301:30000000000", 1);
-	sp_paths_init("tests/fixtures/gb10-loaded/proc", "tests/fixtures/gb10-loaded/sys");
 	struct sp_read_opts o;
-	sp_read_opts_init(&o);
-	o.gpu_timeout_s = 10.0;
+	fake_gb10(&o);
 	unsigned char *stk = mmap(NULL, PAINT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(stk != MAP_FAILED);
 	memset(stk, 0xa5, PAINT_BYTES);
