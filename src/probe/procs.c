@@ -648,41 +648,30 @@ static double read_marked(int dfd, const struct pid_ent *t, uint32_t n, uint32_t
 		nth = (unsigned)cpus;
 	if (nth > SCAN_PAR_MAX)
 		nth = SCAN_PAR_MAX;
-	if (nth <= 1) {
-		for (uint32_t i = 0; i < n; i++)
-			if (t[i].read)
-				read_one(dfd, t[i].pid, o, NULL);
-		return 0;
-	}
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	struct scan_work w[SCAN_PAR_MAX];
 	pthread_t th[SCAN_PAR_MAX];
 	bool started[SCAN_PAR_MAX] = { false };
 	pthread_attr_t a;
-	bool attr = pthread_attr_init(&a) == 0;
+	bool attr = nth > 1 && pthread_attr_init(&a) == 0;
 	if (attr)
 		pthread_attr_setstacksize(&a, 256u << 10); /* a read's frame is ~14 KiB */
 	for (unsigned k = 0; k < nth; k++) {
-		w[k] = (struct scan_work){ .t = t, .o = o, .mu = &mu, .dfd = dfd, .k = k, .nth = nth, .n = n };
+		w[k] = (struct scan_work){ .t = t, .o = o, .mu = nth > 1 ? &mu : NULL, .dfd = dfd, .k = k, .nth = nth, .n = n };
 		/* worker 0 is this thread */
 		started[k] = k > 0 && pthread_create(&th[k], attr ? &a : NULL, scan_worker, &w[k]) == 0;
 	}
 	if (attr)
 		pthread_attr_destroy(&a);
-	double extra = 0;
-	for (unsigned k = 0; k < nth; k++) {
-		if (k == 0 || !started[k]) {
-			/* this thread's share, and that of a worker that could not start */
-			scan_worker(&w[k]);
-			continue;
-		}
-	}
-	for (unsigned k = 1; k < nth; k++) {
+	for (unsigned k = 0; k < nth; k++)
 		if (!started[k])
-			continue;
-		pthread_join(th[k], NULL);
-		extra += w[k].cpu_s;
-	}
+			scan_worker(&w[k]); /* this thread's share, and that of a worker that could not start */
+	double extra = 0;
+	for (unsigned k = 1; k < nth; k++)
+		if (started[k]) {
+			pthread_join(th[k], NULL);
+			extra += w[k].cpu_s;
+		}
 	return extra;
 }
 
