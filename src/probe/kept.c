@@ -38,7 +38,7 @@ static uint64_t hash(const char *s, size_t *len)
 	return h;
 }
 
-static bool live_fs(int fd)
+bool sp_kept_kernel_fs(int fd)
 {
 	struct statfs f;
 	if (fstatfs(fd, &f) < 0)
@@ -119,7 +119,7 @@ int sp_kept_read(const char *path, char *buf, size_t cap, size_t *len)
 		pthread_mutex_unlock(&kept.mu);
 		return fd;
 	}
-	bool kernel = live_fs(fd);
+	bool kernel = sp_kept_kernel_fs(fd);
 	int r = read_from_start(fd, buf, cap, len, kernel);
 	if (r == 0 && kept.n < SP_KEPT_MAX && kernel) {
 		kept.e[kept.n].hash = h;

@@ -12,6 +12,7 @@
  * mutex; no heap. */
 #ifndef SPARKOPS_PROBE_KEPT_H
 #define SPARKOPS_PROBE_KEPT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,9 @@ int sp_kept_read(const char *path, char *buf, size_t cap, size_t *len);
 int sp_kept_i64(const char *path, int64_t *out);
 /* how many files are kept open now (tests, benchmarks) */
 int sp_kept_count(void);
+/* fd is on procfs, sysfs or cgroupfs: the kernel's own files and folders,
+ * which answer every read afresh and are never replaced, only changed. */
+bool sp_kept_kernel_fs(int fd);
 /* close them all (they are opened again on the next read) */
 void sp_kept_close(void);
 #endif

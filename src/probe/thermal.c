@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 /* "thermal_zone12" -> 12 ; -1 when the name does not have that shape */
@@ -58,7 +57,7 @@ struct tree_id {
 	struct timespec mtime;
 	double at;
 	bool valid;
-	bool has_fd; /* fd: the directory, O_PATH, when it is sysfs's */
+	bool has_fd; /* fd: the directory, O_PATH, when the kernel's (sysfs) */
 	int fd;
 };
 
@@ -87,8 +86,7 @@ static bool tree_same(const struct tree_id *t, const char *dir, struct tree_id *
 		if (t->has_fd)
 			close(t->fd);
 		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		struct statfs f;
-		if (fd >= 0 && fstatfs(fd, &f) == 0 && (unsigned long)f.f_type == 0x62656572UL /* sysfs */) {
+		if (fd >= 0 && sp_kept_kernel_fs(fd)) {
 			now->fd = fd;
 			now->has_fd = true;
 		} else if (fd >= 0) {
