@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages the build needs, or say exactly how to.
 # Usage: scripts/deps.sh PKG...
+# a package counts only when installed for this machine's architecture (or
+# "all"): libcmocka-dev:arm64 alone does not let the native build link
+arch=$(dpkg --print-architecture 2>/dev/null || echo none)
 missing=""
 for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+    dpkg-query -W -f='${Status} ${Architecture}\n' "$p" 2>/dev/null |
+        grep -Eq "^install ok installed ($arch|all)\$" || missing="$missing $p:$arch"
 done
 [ -z "$missing" ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
