@@ -54,6 +54,10 @@ struct ctx {
 	const char *from_s, *to_s;
 	double from, to;
 	char err[160]; /* a --from/--to problem found at the first row */
+	/* an episode already under way at --from: its start row, held until the
+	 * first row inside the window adds it (moved to --from) */
+	struct sp_logrow open_episode;
+	bool have_open_episode;
 };
 
 /* Times in report are the log's wall-clock, whatever the zone of the machine
@@ -96,13 +100,38 @@ static int resolve_window(struct ctx *x, const struct sp_logrow *first)
 	return 0;
 }
 
+/* The summary covers --from..--to, as the chart does: rows outside are left
+ * out of it. An episode under way at --from counts from --from (its start
+ * row is held and added, moved to --from, before the first row inside). */
+static void summary_add_windowed(struct ctx *x, const struct sp_logrow *r)
+{
+	const double t = r->unix_time;
+	if (isfinite(x->from) && isfinite(t) && t < x->from) {
+		if (r->type == SP_ROW_EVENT && strcmp(r->event, SP_EV_EPISODE_START) == 0) {
+			x->open_episode = *r;
+			x->have_open_episode = true;
+		} else if (r->type == SP_ROW_EVENT && strcmp(r->event, SP_EV_EPISODE_END) == 0) {
+			x->have_open_episode = false;
+		}
+		return;
+	}
+	if (isfinite(x->to) && isfinite(t) && t > x->to)
+		return;
+	if (x->have_open_episode) {
+		x->open_episode.unix_time = x->from;
+		sp_summary_add(&x->sum, &x->open_episode);
+		x->have_open_episode = false;
+	}
+	sp_summary_add(&x->sum, r);
+}
+
 static int on_row(void *vx, const struct sp_logrow *r, long lineno)
 {
 	(void)lineno;
 	struct ctx *x = vx;
 	if (!x->chart_ready && resolve_window(x, r) < 0)
 		return 1;
-	sp_summary_add(&x->sum, r);
+	summary_add_windowed(x, r);
 	sp_chart_add_row(&x->chart, r);
 	return 0;
 }
@@ -240,10 +269,10 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		SP_OPT_INT("height", &o->height, "N", SP_SVG_MIN_HEIGHT, SP_SVG_MAX_HEIGHT,
 			   "chart height in pixels (default 920)"),
 		SP_OPT_STRING("from", &o->from_s, "T",
-			      "chart only from T: 2026-11-29T09:40[:SS][+01:00], 09:40 (the\n"
-			      "log's first day), or Unix seconds; times without an offset\n"
-			      "are in the log's own UTC offset"),
-		SP_OPT_STRING("to", &o->to_s, "T", "chart only up to T (same forms)"),
+			      "chart and summarise only from T: 2026-11-29T09:40[:SS][+01:00],\n"
+			      "09:40 (the log's first day), or Unix seconds; times without\n"
+			      "an offset are in the log's own UTC offset"),
+		SP_OPT_STRING("to", &o->to_s, "T", "chart and summarise only up to T (same forms)"),
 		SP_OPT_STRING("training-log", &o->tlog, "FILE", "mark the timestamped lines of a training log (- for stdin)"),
 		SP_OPT_STRING("training-regex", &o->tre, "RE",
 			      "POSIX extended regex; its first group is the timestamp\n"

@@ -14,7 +14,7 @@ void sp_summary_init(struct sp_summary *s)
 	s->t_first = s->t_last = s->prev_t = NAN;
 	s->mem_total = s->peak_pool_used = s->peak_pool_used_t = NAN;
 	s->lowest_budget = s->lowest_budget_t = NAN;
-	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = NAN;
+	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = s->peak_sys_power = NAN;
 	s->throughput_first = s->throughput_last = NAN;
 	s->peak_job_rss = s->peak_job_rss_t = NAN;
 	s->peak_job_majflt = s->lowest_contig = s->lowest_contig_t = NAN;
@@ -51,12 +51,17 @@ static void add_sample(struct sp_summary *s, const struct sp_logrow *r)
 	}
 	max_at(&s->peak_gpu_temp, NULL, r->gpu_temp_c, 0);
 	max_at(&s->peak_soc_temp, NULL, r->soc_temp_c, 0);
-	/* power: the GPU's own reading, else the system's (spbm) */
-	double p = isfinite(r->gpu_power_w) ? r->gpu_power_w : r->sys_power_w;
-	if (isfinite(p)) {
-		s->power_sum += p;
+	/* power: each sensor is its own series; the system's (spbm) never
+	 * fills a GPU sample the driver did not answer */
+	if (isfinite(r->gpu_power_w)) {
+		s->power_sum += r->gpu_power_w;
 		s->power_n++;
-		max_at(&s->peak_power, NULL, p, 0);
+		max_at(&s->peak_power, NULL, r->gpu_power_w, 0);
+	}
+	if (isfinite(r->sys_power_w)) {
+		s->sys_power_sum += r->sys_power_w;
+		s->sys_power_n++;
+		max_at(&s->peak_sys_power, NULL, r->sys_power_w, 0);
 	}
 	/* time under each reason: the interval since the previous sample counts
 	 * for the reasons active at its start */
@@ -198,6 +203,10 @@ json_t *sp_summary_json(const struct sp_summary *s)
 	json_object_set_new(o, "peak_soc_temp_c", num_or_null(s->peak_soc_temp));
 	json_object_set_new(o, "mean_power_w", num_or_null(s->power_n ? s->power_sum / (double)s->power_n : NAN));
 	json_object_set_new(o, "peak_power_w", num_or_null(s->peak_power));
+	json_object_set_new(o, "power_samples", json_integer(s->power_n));
+	json_object_set_new(o, "mean_sys_power_w",
+			    num_or_null(s->sys_power_n ? s->sys_power_sum / (double)s->sys_power_n : NAN));
+	json_object_set_new(o, "peak_sys_power_w", num_or_null(s->peak_sys_power));
 	json_t *rs = json_object();
 	for (int b = 0; b < SP_SUM_REASONS; b++)
 		if (s->reason_seconds[b] > 0)
@@ -329,8 +338,15 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 			fprintf(f, " SoC %.1f C", s->peak_soc_temp);
 		fprintf(f, "\n");
 	}
-	if (s->power_n)
-		fprintf(f, "  power         mean %.1f W, peak %.1f W\n", s->power_sum / (double)s->power_n, s->peak_power);
+	if (s->power_n) {
+		fprintf(f, "  GPU power     mean %.1f W, peak %.1f W", s->power_sum / (double)s->power_n, s->peak_power);
+		if (s->power_n < s->samples)
+			fprintf(f, " (read in %ld of %ld samples)", s->power_n, s->samples);
+		fprintf(f, "\n");
+	}
+	if (s->sys_power_n)
+		fprintf(f, "  system power  mean %.1f W, peak %.1f W\n", s->sys_power_sum / (double)s->sys_power_n,
+			s->peak_sys_power);
 	for (int r = 0; r < SP_SUM_REASONS; r++)
 		if (s->reason_seconds[r] > 0)
 			fprintf(f, "  under %-22s %s\n", sp_reason_name(r),

@@ -36,8 +36,10 @@ struct sp_summary {
 	double peak_pool_used_t;
 	double lowest_budget, lowest_budget_t;
 	double peak_gpu_temp, peak_soc_temp;
-	double power_sum, peak_power;
+	double power_sum, peak_power; /* the GPU's own power sensor (NVML) only */
 	long power_n;
+	double sys_power_sum, peak_sys_power; /* the system's (spbm): a series of its own */
+	long sys_power_n;
 	double reason_seconds[SP_SUM_REASONS]; /* time under each clocks event reason */
 	double prev_t;
 	uint64_t prev_reasons;
