@@ -101,8 +101,11 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 	}
 	if (k->usb_pd_safety) {
 		v->trouble = true;
-		vappend(v->line, sizeof v->line, "; ",
-			"TROUBLE: PL1 capped at 20 W (USB-PD safety mode: wrong or weak power adapter)");
+		snprintf(t, sizeof t,
+			 "TROUBLE: PL1 capped at %.0f W, far below the platform's %.0f W (USB-PD safety mode: wrong "
+			 "or weak power adapter, or a stuck low-power state)",
+			 k->pl1_cap_w, SP_SPARK_STOCK_CAP_W);
+		vappend(v->line, sizeof v->line, "; ", t);
 	}
 	if (s->gpu_status == SP_TIMEOUT) {
 		v->trouble = true;
@@ -478,9 +481,10 @@ static void print_sensors(const struct sp_sample *s, const struct style *st, con
 			       : k->at_pl1_cap ? ": at the sustained limit"
 					       : "");
 		if (k->usb_pd_safety)
-			printf("  %s%sPL1 CAP IS 20 W: USB-PD safety mode (wrong or weak adapter); the SoC may draw 20 W of its "
-			       "140 W rating, so a load runs far below its normal speed%s\n",
-			       st->bold, st->red, st->off);
+			printf("  %s%sPL1 CAP IS %.0f W: USB-PD safety mode (wrong or weak adapter; 20 W and 30 W are the "
+			       "values seen) or a low-power state that only unplugging AC clears; the SoC may draw %.0f W "
+			       "of its %.0f W rating, so a load runs far below its normal speed%s\n",
+			       st->bold, st->red, k->pl1_cap_w, k->pl1_cap_w, SP_SPARK_STOCK_CAP_W, st->off);
 		int shown = 0;
 		for (int i = 0; i < s->nzones && shown < 8; i++) {
 			const struct sp_zone *z = &s->zones[i];

@@ -455,7 +455,7 @@ static void write_sensors(struct sp_prom *w, const struct sp_sample *s)
 		{ "sparkops_spark_gpu_power_watts", "GB10 GPU power (spbm gpu)", k.gpu_power_ok, k.gpu_power_w },
 		{ "sparkops_spark_pl1_power_watts", "GB10 PL1 controller average: the sustained power limit's reading",
 		  k.pl1_ok, k.pl1_w },
-		{ "sparkops_spark_pl1_cap_watts", "GB10 PL1 cap (140 W stock; 20 W is the USB-PD safety mode)",
+		{ "sparkops_spark_pl1_cap_watts", "GB10 PL1 cap (140 W stock; under 50 W, e.g. 20 W or 30 W, is the USB-PD safety mode)",
 		  k.pl1_cap_ok, k.pl1_cap_w },
 		{ "sparkops_spark_die_temp_celsius", "GB10 die temperature: the hottest acpitz zone", k.die_temp_ok,
 		  k.die_temp_c },
@@ -475,7 +475,7 @@ static void write_sensors(struct sp_prom *w, const struct sp_sample *s)
 	}
 	if (k.pl1_cap_ok) {
 		sp_prom_family(w, "sparkops_spark_usb_pd_safety_mode", GAUGE,
-			       "1 when PL1 is capped at 20 W: the supply's USB-PD safety mode (wrong or weak adapter)");
+			       "1 when PL1 is capped under 50 W, far below its 140 W: the supply's USB-PD safety mode (wrong or weak adapter) or a stuck low-power state");
 		sp_prom_sample(w, NULL, k.usb_pd_safety);
 	}
 }

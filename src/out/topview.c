@@ -429,7 +429,7 @@ static int spark_row(struct sp_tv_grid *g, int r, const struct sp_topview_in *in
 		c = putf(g, r, c, k->at_pl1_cap ? SP_TVA_WARN : SP_TVA_NONE, "PL1 %.1f/%.0f W %.0f%%%s  ", k->pl1_w,
 			 k->pl1_cap_w, k->pl1_pct, k->at_pl1_cap ? " at cap" : "");
 	if (k->usb_pd_safety)
-		put(g, r, c, SP_TVA_ALERT, "USB-PD SAFETY MODE: PL1 capped at 20 W (wrong or weak adapter)");
+		putf(g, r, c, SP_TVA_ALERT, "USB-PD SAFETY MODE: PL1 cap %.0f W", k->pl1_cap_w);
 	return r + 1;
 }
 

@@ -30,7 +30,7 @@ void sp_spark_derive(const struct sp_sample *s, struct sp_spark *k)
 		k->pl1_pct = 100.0 * k->pl1_w / k->pl1_cap_w;
 		k->at_pl1_cap = k->pl1_pct >= SP_SPARK_AT_CAP_PCT;
 	}
-	if (k->pl1_cap_ok && fabs(k->pl1_cap_w - SP_SPARK_SAFETY_CAP_W) < 1.0)
+	if (k->pl1_cap_ok && k->pl1_cap_w > 0 && k->pl1_cap_w < SP_SPARK_LOW_CAP_W)
 		k->usb_pd_safety = true;
 	double best = -1e9;
 	for (int i = 0; i < s->nzones; i++)

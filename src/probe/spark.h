@@ -11,11 +11,17 @@ struct sp_spark {
 	double sys_power_w, soc_power_w, gpu_power_w;
 	double pl1_w, pl1_cap_w, pl1_pct; /* PL1's average and its cap */
 	bool at_pl1_cap;     /* the sustained limit is in force (>= 97% of the cap) */
-	bool usb_pd_safety;  /* PL1 capped at 20 W: the supply's USB-PD safety mode */
+	bool usb_pd_safety;  /* PL1 capped far below the platform's (SP_SPARK_LOW_CAP_W):
+			      * the supply's USB-PD safety mode or a stuck low-power state */
 	double die_temp_c;   /* hottest acpitz zone */
 };
 #define SP_SPARK_AT_CAP_PCT 97.0
-#define SP_SPARK_SAFETY_CAP_W 20.0
+/* GB10's stock PL1 cap is 140 W. Field reports show the power-delivery
+ * safety mode at 20 W and at 30 W, and a low-power state stuck until AC is
+ * unplugged: any cap under SP_SPARK_LOW_CAP_W is far below the platform's
+ * and is reported with the cap it has, not only an exact 20 W. */
+#define SP_SPARK_STOCK_CAP_W 140.0
+#define SP_SPARK_LOW_CAP_W 50.0
 
 void sp_spark_derive(const struct sp_sample *s, struct sp_spark *k);
 #endif

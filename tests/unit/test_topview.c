@@ -169,8 +169,10 @@ static void usb_pd_and_stale(void **st)
 	struct fx *f = fx_new();
 	static char buf[65536];
 	f->k.usb_pd_safety = true;
+	f->k.pl1_cap_ok = true;
+	f->k.pl1_cap_w = 30; /* not only 20 W: the cap it has is named */
 	screen(f, 24, 80, buf, sizeof buf);
-	int r = row_of(f, "USB-PD SAFETY MODE");
+	int r = row_of(f, "USB-PD SAFETY MODE: PL1 cap 30 W");
 	assert_true(r > 0);
 	/* a hung driver: the last answer, dimmed and marked; never as current */
 	struct sp_gpu last = f->s->gpus[0];
