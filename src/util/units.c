@@ -144,6 +144,12 @@ int sp_parse_duration(const char *s, double *seconds)
 
 const char *sp_fmt_gib(char *buf, size_t n, double bytes)
 {
+	if (!isfinite(bytes)) {
+		snprintf(buf, n, "unknown");
+		return buf;
+	}
+	if (bytes != 0 && fabs(bytes) < 0.05 * (double)SP_GiB)
+		return sp_fmt_bytes(buf, n, bytes);
 	snprintf(buf, n, "%.1f GiB", bytes / (double)SP_GiB);
 	return buf;
 }
@@ -151,6 +157,10 @@ const char *sp_fmt_gib(char *buf, size_t n, double bytes)
 const char *sp_fmt_bytes(char *buf, size_t n, double bytes)
 {
 	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	if (!isfinite(bytes)) {
+		snprintf(buf, n, "unknown");
+		return buf;
+	}
 	int i = 0;
 	double v = bytes < 0 ? -bytes : bytes;
 	while (v >= 1024 && i < 4) {

@@ -35,9 +35,11 @@ int sp_parse_duration(const char *s, double *seconds);
 int sp_parse_long_range(const char *s, long lo, long hi, long *out);
 int sp_parse_double_range(const char *s, double lo, double hi, double *out);
 
-/* "12.3 GiB" (always GiB, one decimal; "0.4 GiB" for small values) */
+/* "12.3 GiB" (GiB, one decimal; "0.4 GiB" for small values). A non-zero
+ * figure that would round to "0.0 GiB" is shown in the unit that shows it
+ * ("13.0 MiB", "320.0 KiB"); an unknown one (nan, inf) is "unknown". */
 const char *sp_fmt_gib(char *buf, size_t n, double bytes);
-/* Adaptive binary units: "512 KiB", "12.3 MiB", "4.0 GiB" */
+/* Adaptive binary units: "512 KiB", "12.3 MiB", "4.0 GiB"; "unknown" for nan */
 const char *sp_fmt_bytes(char *buf, size_t n, double bytes);
 /* "1h02m", "12m05s", "42s" */
 const char *sp_fmt_duration(char *buf, size_t n, double seconds);

@@ -85,7 +85,7 @@ _report $? "the file left the page cache (${res2:-?} bytes resident)"
 flush --job flush2
 expect_rc 0 "human output of a flush"
 expect_out '^FLUSHED' "human: FLUSHED"
-expect_out 'freed [0-9.]+ GiB' "human: what it freed, in GiB"
+expect_out 'freed [0-9.]+ (GiB|MiB|KiB|B)\b' "human: what it freed, in the unit that shows it"
 expect_out '^  live +[0-9.]+ GiB for a new job now \(read after the flush; before it: [0-9.]+ GiB\)$' \
 	"human: the now line is the reading after the flush"
 done_testing

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <errno.h>
 
 #include "util/units.h"
@@ -76,6 +77,13 @@ static void formats(void **st)
 	assert_string_equal(sp_fmt_gib(b, sizeof b, (double)(119ULL << 30) + (0.7 * (1ULL << 30))), "119.7 GiB");
 	assert_string_equal(sp_fmt_bytes(b, sizeof b, 512 * 1024), "512.0 KiB");
 	assert_string_equal(sp_fmt_bytes(b, sizeof b, 100), "100 B");
+	/* a small figure in the unit that shows it, never "0.0 GiB"; unknown is said */
+	assert_string_equal(sp_fmt_gib(b, sizeof b, 13.0 * 1024 * 1024), "13.0 MiB");
+	assert_string_equal(sp_fmt_gib(b, sizeof b, 320.0 * 1024), "320.0 KiB");
+	assert_string_equal(sp_fmt_gib(b, sizeof b, 0.4 * (1ULL << 30)), "0.4 GiB");
+	assert_string_equal(sp_fmt_gib(b, sizeof b, 0), "0.0 GiB");
+	assert_string_equal(sp_fmt_gib(b, sizeof b, NAN), "unknown");
+	assert_string_equal(sp_fmt_bytes(b, sizeof b, NAN), "unknown");
 	assert_string_equal(sp_fmt_duration(b, sizeof b, 3725), "1h02m");
 	assert_string_equal(sp_fmt_duration(b, sizeof b, 725), "12m05s");
 	assert_string_equal(sp_fmt_duration(b, sizeof b, 42), "42s");
