@@ -223,6 +223,11 @@ static bool parse_dict(struct sp_progress *p, const char *s, size_t n)
 	if (dict_num(s, n, "train_samples_per_second", &v) && v >= 0) {
 		p->train_samples_per_second = v;
 		p->have_train_summary = true;
+		/* the end-of-training line is the mean over the whole run: it is
+		 * kept apart, and becomes the rate only when nothing live gave one
+		 * (a last rate is the last one the job showed, not the average) */
+		if (p->have_rate)
+			return false;
 		p->rate = v;
 		snprintf(p->unit, sizeof p->unit, "samples/s");
 		p->have_rate = true;

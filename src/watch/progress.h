@@ -32,7 +32,8 @@ struct sp_progress { // NOLINT(clang-analyzer-optin.performance.Padding): one pe
 	bool have_dict0;
 	double dict_t0, dict_epoch0; /* the last training dict's time and epoch */
 	bool have_train_summary;
-	double train_samples_per_second; /* the end-of-training train_* line */
+	double train_samples_per_second; /* the end-of-training train_* line: the
+					  * run's mean; the rate only when nothing live gave one */
 	double train_runtime_s;
 };
 

@@ -186,10 +186,13 @@ static void hf_dict_rate(void **st)
 	sp_progress_set_time(&p, 336);
 	feed(&p, "{'loss': 2.0, 'epoch': 0.02}\n");
 	assert_float_equal(p.rate, 1.0, 1e-9);
-	/* the end-of-training summary still wins */
+	/* the end-of-training summary is the run's mean: kept apart, it does not
+	 * replace the last live rate */
 	feed(&p, "{'train_runtime': 100.0, 'train_samples_per_second': 12.5, 'epoch': 1.0}\n");
-	assert_string_equal(p.unit, "samples/s");
-	assert_float_equal(p.rate, 12.5, 1e-9);
+	assert_true(p.have_train_summary);
+	assert_float_equal(p.train_samples_per_second, 12.5, 1e-9);
+	assert_string_equal(p.unit, "epoch/h");
+	assert_float_equal(p.rate, 1.0, 1e-9);
 }
 
 /* with a tqdm bar in the output, dicts give no rate of their own */
