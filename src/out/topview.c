@@ -651,8 +651,11 @@ void sp_topview_render(struct sp_tv_grid *g, int rows, int cols, const struct sp
 		gpu_rows = 2 * SP_MAX_GPUS;
 	r = gpus(g, r, gpu_rows, in);
 	r = spark_row(g, r, in);
-	/* a short screen keeps the first sparklines (free memory, temperature) */
-	r = history(g, r, last - r - 2 - (in->njobs > 0 ? 1 : 0), in);
+	/* a short screen keeps the first sparklines (free memory, temperature),
+	 * never at the cost of the processes competing for the pool: below the
+	 * sparklines stay PSI, a job row, and the process title, its column
+	 * header and SP_TV_MIN_PROC_ROWS rows */
+	r = history(g, r, last - r - 1 - (in->njobs > 0 ? 1 : 0) - 2 - SP_TV_MIN_PROC_ROWS, in);
 	r = pressure(g, r, in);
 	r = jobs(g, r, last - r - 2 > 0 ? last - r - 2 : 0, in);
 	if (r < last)

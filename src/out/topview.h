@@ -28,6 +28,7 @@
 #define SP_TV_COLS_MAX 400
 #define SP_TV_MIN_ROWS 10
 #define SP_TV_MIN_COLS 40
+#define SP_TV_MIN_PROC_ROWS 2 /* process rows a short screen keeps before sparklines */
 
 /* What a cell means; the terminal layer picks the look. */
 enum sp_tv_attr {

@@ -277,6 +277,13 @@ static void sizes_and_ascii(void **st)
 	screen(f, 20, 60, buf, sizeof buf);
 	assert_non_null(strstr(buf, "budget now"));
 	assert_non_null(strstr(buf, "PROCESSES"));
+	/* 60x15: the sparklines give way to the two biggest holders, not the
+	 * other way round */
+	screen(f, 15, 60, buf, sizeof buf);
+	assert_non_null(strstr(buf, "PROCESSES"));
+	assert_non_null(strstr(buf, "train.py"));
+	assert_non_null(strstr(buf, "ollama"));
+	assert_non_null(strstr(buf, "free "));
 	/* a wide screen: longer bars, never past the grid */
 	screen(f, 60, 250, buf, sizeof buf);
 	assert_int_equal(f->g->cols, 250);
