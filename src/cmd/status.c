@@ -143,8 +143,8 @@ static void judge_watermarks(const struct sp_watermarks *w, struct verdict *v)
 {
 	if (w->raised)
 		vappend(v->line, sizeof v->line, "; ",
-			"vm.min_free_kbytes raised far above the kernel's default: it lowers MemAvailable "
-			"(vLLM's start-up check)");
+			"vm.min_free_kbytes raised far above the kernel's default: it lowers MemFree and "
+			"MemAvailable (what vLLM's start-up check reads)");
 }
 
 /* ---- JSON ----------------------------------------------------------------- */
@@ -317,8 +317,8 @@ static void print_watermarks(const struct sp_watermarks *w, const struct style *
 	}
 	if (w->raised)
 		printf("  %swarning: vm.min_free_kbytes is far above the kernel's default: every kB of it comes out of "
-		       "MemAvailable, which vLLM's start-up check reads; the load guard (run --guard-load) keeps "
-		       "memory free without it%s\n",
+		       "MemFree and MemAvailable, which vLLM's start-up check reads (see cudaMemGetInfo above); "
+		       "the load guard (run --guard-load) keeps memory free without it%s\n",
 		       st->yellow, st->off);
 }
 
@@ -406,8 +406,9 @@ static void print_claims(const struct sp_sample *s, const struct style *st)
 				       st->off, sp_why_text(g->mem_total.why));
 		}
 		if (uma && m->why == SP_OK)
-			printf("  %-26s ~%s (excludes page cache; vLLM's start-up check uses it)\n", "cudaMemGetInfo free",
-			       sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_FREE]));
+			printf("  %-26s ~%s (excludes page cache; vLLM 0.24 and older check it at start-up, newer "
+			       "vLLM reads MemAvailable on an integrated GPU)\n",
+			       "cudaMemGetInfo free", sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_FREE]));
 		if (m->why == SP_OK && sp_mi_has(m, SP_MI_AVAILABLE))
 			printf("  %-26s %s (counts droppable cache, no reserve)\n", "free -g available",
 			       sp_fmt_gib(b1, sizeof b1, (double)m->v[SP_MI_AVAILABLE]));
