@@ -49,7 +49,7 @@ UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev libncurses-dev pkg-config
 DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux
 
-.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img
+.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img docs-examples
 
 MAN      := $(BUILD)/sparkops.1
 
@@ -145,6 +145,12 @@ bench: all
 # the README's example chart (docs/img/report-example.svg), drawn from a fixture log
 docs-img: all
 	scripts/docs-img.sh $(BUILD)
+
+# the example outputs pasted in README.md and docs/, made by the binary on the
+# fixtures (tests/cli/test_docs_examples.sh fails when one is stale)
+DOC_EXAMPLES := README.md $(wildcard docs/*.md)
+docs-examples: all
+	scripts/docs-examples.py $(BUILD) write $(DOC_EXAMPLES)
 
 clean:
 	rm -rf build build-asan build-fuzz build-tsan build-arm64 build-uchar

@@ -613,7 +613,7 @@ static void help(struct sp_tv_grid *g, int r, int end)
 		"POOL bar: used | shmem | page cache | free (budget, then the reserve)",
 		"budget now = MemFree - reserve; after flush adds what a flush gives back",
 		"STALE: the NVIDIA driver stopped answering; the last readings, dimmed",
-		"PROCESSES: scanned every 5 s at most (the costliest reading)",
+		"PROCESSES: scanned every 2 s, up to 60 s when a scan is costly",
 		"history: one column per sample; free 0..pool, temp 40..100 C,",
 		"         power and clock 0..their cap",
 	};

@@ -306,6 +306,10 @@ static void sizes_and_ascii(void **st)
 	f->in.message = "flushed: page cache 45.0 GiB -> 3.0 GiB";
 	screen(f, 24, 80, buf, sizeof buf);
 	assert_non_null(strstr(buf, "cycle the process sort"));
+	/* the help says the scan period top really uses (SP_TOP_PROC_SCAN_MIN_S) */
+	char period[64];
+	snprintf(period, sizeof period, "scanned every %.0f s", SP_TOP_PROC_SCAN_MIN_S);
+	assert_non_null(strstr(buf, period));
 	assert_non_null(strstr(buf, "PAUSED"));
 	assert_non_null(strstr(buf, "flushed: page cache"));
 	/* before the first sample */
