@@ -103,7 +103,7 @@ void sp_top_hist_init(struct sp_top_hist *h)
 
 void sp_top_hist_push(struct sp_top_hist *h, const struct sp_sample *s, const struct sp_spark *k)
 {
-	float v[SP_TS_N] = { NAN, NAN, NAN, NAN };
+	float v[SP_TS_N] = { NAN, NAN, NAN, NAN, NAN, NAN };
 	if (s->mem.why == SP_OK) {
 		v[SP_TS_FREE] = (float)s->mem.v[SP_MI_FREE];
 		h->total_bytes = (double)s->mem.v[SP_MI_TOTAL];
@@ -111,15 +111,15 @@ void sp_top_hist_push(struct sp_top_hist *h, const struct sp_sample *s, const st
 	const struct sp_gpu *g = s->gpu_status == SP_OK && s->ngpu > 0 ? &s->gpus[0] : NULL;
 	if (g && sp_ok(g->temp_c.why))
 		v[SP_TS_TEMP] = (float)g->temp_c.v;
-	else if (k && k->die_temp_ok)
-		v[SP_TS_TEMP] = (float)k->die_temp_c;
+	if (k && k->die_temp_ok)
+		v[SP_TS_DIE] = (float)k->die_temp_c;
 	if (g && sp_ok(g->power_mw.why)) {
 		v[SP_TS_POWER] = (float)((double)g->power_mw.v / 1e3);
 		if (sp_ok(g->power_limit_mw.why))
 			h->power_ref_w = (double)g->power_limit_mw.v / 1e3;
-	} else if (k && k->sys_power_ok) {
-		v[SP_TS_POWER] = (float)k->sys_power_w;
 	}
+	if (k && k->sys_power_ok)
+		v[SP_TS_SYS_POWER] = (float)k->sys_power_w;
 	if (k && k->pl1_cap_ok && h->power_ref_w < k->pl1_cap_w)
 		h->power_ref_w = k->pl1_cap_w;
 	if (g && sp_ok(g->sm_clock_mhz.why))
@@ -159,10 +159,12 @@ static void spark_scale(const struct sp_top_hist *h, enum sp_top_series ser, int
 		*hi = h->total_bytes > 0 ? h->total_bytes : mx;
 		break;
 	case SP_TS_TEMP:
+	case SP_TS_DIE:
 		*lo = 40;
 		*hi = mx > 100 ? mx : 100;
 		break;
 	case SP_TS_POWER:
+	case SP_TS_SYS_POWER:
 		*hi = h->power_ref_w > mx ? h->power_ref_w : mx;
 		break;
 	default:
@@ -435,21 +437,31 @@ static int spark_row(struct sp_tv_grid *g, int r, const struct sp_topview_in *in
 
 static int history(struct sp_tv_grid *g, int r, int max_rows, const struct sp_topview_in *in)
 {
-	static const char *const label[SP_TS_N] = { "free ", "temp ", "power", "clock" };
+	static const char *const label[SP_TS_N] = { "free ", "temp ", "power", "clock", "die  ", "sys W" };
+	static const char *const unit[SP_TS_N] = { "", "C", "W", "MHz", "C", "W" };
 	const struct sp_top_hist *h = in->h;
 	int w = g->cols - 6 - 12;
 	if (!h || w < 4)
 		return r;
 	char line[SP_TV_COLS_MAX * 3 + 1], val[32];
-	for (int i = 0; i < SP_TS_N && i < max_rows; i++) {
+	for (int i = 0, shown = 0; i < SP_TS_N && shown < max_rows; i++) {
+		/* GB10's own sensors get a row only when they have a point on screen */
+		if (i >= SP_TS_DIE) {
+			bool any = false;
+			for (int a = 0; a < w && a < h->n && !any; a++)
+				any = !isnan(sp_top_hist_get(h, (enum sp_top_series)i, a));
+			if (!any)
+				continue;
+		}
+		shown++;
 		double v = sp_top_hist_get(h, (enum sp_top_series)i, 0);
 		if (isnan(v))
 			snprintf(val, sizeof val, "-");
 		else if (i == SP_TS_FREE)
 			sp_fmt_gib(val, sizeof val, v);
 		else
-			snprintf(val, sizeof val, "%.*f %s", i == SP_TS_POWER ? 1 : 0, v,
-				 i == SP_TS_TEMP ? "C" : i == SP_TS_POWER ? "W" : "MHz");
+			snprintf(val, sizeof val, "%.*f %s", i == SP_TS_POWER || i == SP_TS_SYS_POWER ? 1 : 0, v,
+				 unit[i]);
 		sp_top_spark(h, (enum sp_top_series)i, w, in->ascii, line, sizeof line);
 		put(g, r, 0, SP_TVA_BOLD, label[i]);
 		put(g, r, 6, SP_TVA_SPARK, line);

@@ -61,7 +61,10 @@ size_t sp_tv_line(const struct sp_tv_grid *g, int r, char *buf, size_t n);
 
 /* ---- history ------------------------------------------------------------------ */
 #define SP_TOP_HIST 600 /* samples kept: 10 minutes at the default 1 s */
-enum sp_top_series { SP_TS_FREE, SP_TS_TEMP, SP_TS_POWER, SP_TS_CLOCK, SP_TS_N };
+/* Each series is one sensor: the GPU's temperature and power are NVML's own
+ * (blank while the driver does not answer), GB10's die temperature and
+ * system power are series of their own, never filling the GPU's gaps. */
+enum sp_top_series { SP_TS_FREE, SP_TS_TEMP, SP_TS_POWER, SP_TS_CLOCK, SP_TS_DIE, SP_TS_SYS_POWER, SP_TS_N };
 struct sp_top_hist {
 	int n, head;                 /* how many, where the next goes */
 	float v[SP_TS_N][SP_TOP_HIST]; /* NAN: unknown at that sample */
@@ -69,9 +72,9 @@ struct sp_top_hist {
 	double power_ref_w, clock_ref_mhz; /* caps the power/clock scales start from */
 };
 void sp_top_hist_init(struct sp_top_hist *h);
-/* One sample's points: MemFree; GPU 0's temperature (GB10's die
- * temperature when NVML has none); GPU 0's power (GB10's system power when
- * NVML has none); GPU 0's SM clock. */
+/* One sample's points: MemFree; GPU 0's temperature, power and SM clock
+ * (NVML's; unknown while it does not answer); GB10's die temperature and
+ * system power (spbm), each its own series. */
 void sp_top_hist_push(struct sp_top_hist *h, const struct sp_sample *s, const struct sp_spark *k);
 /* The point age samples ago (0: the newest); NAN past the history. */
 double sp_top_hist_get(const struct sp_top_hist *h, enum sp_top_series ser, int age);

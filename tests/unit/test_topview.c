@@ -229,6 +229,46 @@ static void sparklines(void **st)
 	fx_free(f);
 }
 
+/* each series is one sensor: a stale GPU leaves its temp and power blank,
+ * the die temperature and the system power are rows of their own */
+static void one_sensor_a_series(void **st)
+{
+	(void)st;
+	struct fx *f = fx_new();
+	static char buf[65536];
+	f->k.sys_power_ok = true;
+	f->k.sys_power_w = 182.4;
+	f->s->gpus[0].temp_c.v = 67;
+	f->s->gpus[0].power_mw.v = 95000;
+	sp_top_hist_push(&f->h, f->s, &f->k);
+	assert_float_equal(sp_top_hist_get(&f->h, SP_TS_TEMP, 0), 67, 1e-6);
+	assert_float_equal(sp_top_hist_get(&f->h, SP_TS_POWER, 0), 95, 1e-6);
+	assert_float_equal(sp_top_hist_get(&f->h, SP_TS_DIE, 0), 85.5, 1e-6);
+	assert_float_equal(sp_top_hist_get(&f->h, SP_TS_SYS_POWER, 0), 182.4, 1e-4);
+	/* the driver stops answering: GPU series blank, GB10's own go on */
+	f->s->gpu_status = SP_TIMEOUT;
+	sp_top_hist_push(&f->h, f->s, &f->k);
+	assert_true(isnan(sp_top_hist_get(&f->h, SP_TS_TEMP, 0)));
+	assert_true(isnan(sp_top_hist_get(&f->h, SP_TS_POWER, 0)));
+	assert_float_equal(sp_top_hist_get(&f->h, SP_TS_DIE, 0), 85.5, 1e-6);
+	assert_float_equal(sp_top_hist_get(&f->h, SP_TS_SYS_POWER, 0), 182.4, 1e-4);
+	f->s->gpu_status = SP_OK;
+	screen(f, 40, 100, buf, sizeof buf);
+	int r = row_of(f, "die  ");
+	assert_true(r > 0);
+	assert_true(row_of(f, "sys W") > 0);
+	/* without GB10's sensors, no empty rows for them */
+	struct fx *d = fx_new();
+	d->k.die_temp_ok = false;
+	sp_top_hist_init(&d->h);
+	sp_top_hist_push(&d->h, d->s, &d->k);
+	screen(d, 40, 100, buf, sizeof buf);
+	assert_true(row_of(d, "die  ") < 0);
+	assert_true(row_of(d, "sys W") < 0);
+	fx_free(d);
+	fx_free(f);
+}
+
 static void order(struct fx *f, char *out, size_t n)
 {
 	static char buf[65536];
@@ -475,7 +515,7 @@ static void jobstat_files(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(the_screen),   cmocka_unit_test(usb_pd_and_stale), cmocka_unit_test(sparklines),
+		cmocka_unit_test(the_screen),   cmocka_unit_test(usb_pd_and_stale), cmocka_unit_test(sparklines), cmocka_unit_test(one_sensor_a_series),
 		cmocka_unit_test(sorts),        cmocka_unit_test(sizes_and_ascii),  cmocka_unit_test(job_line),
 		cmocka_unit_test(jobstat_text), cmocka_unit_test(jobstat_files),
 	};
