@@ -114,6 +114,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_attr attr;
 	struct sp_progress prog[2];
 	struct sp_ttyline *tty; /* the live status line on stderr's terminal; NULL: off */
+	bool titled;            /* the status went to the terminal's title (the user's was pushed) */
 	struct sp_follow follow; /* watch --follow: its lines feed prog[0] */
 	bool follow_on;
 	unsigned long prog_seen[2];
@@ -1295,6 +1296,11 @@ static void status_close(struct wl *w)
 	if (!w->tty)
 		return;
 	status_clear();
+	if (w->titled) { /* the user's title back (xterm's title stack) */
+		ssize_t x = write(STDERR_FILENO, SP_TITLE_POP, sizeof SP_TITLE_POP - 1);
+		(void)x;
+		w->titled = false;
+	}
 	sp_msg_before = NULL;
 	status_w = NULL;
 	munmap(w->tty, sizeof *w->tty);
@@ -1302,9 +1308,10 @@ static void status_close(struct wl *w)
 	w->child.tty = NULL;
 }
 
-/* Once per sample: the line, redrawn in place, unless the job's own line
- * (a tqdm bar between redraws) is open on the terminal or the relay is
- * writing right now (then the next sample draws it). */
+/* Once per sample: the line, redrawn in place; while the job's own line (a
+ * tqdm bar between redraws, which for tqdm and the HF Trainer is always) is
+ * open on the terminal, the same text as the terminal's title, which never
+ * touches the job's line. The relay is locked out while either is written. */
 static void status_draw(struct wl *w, const struct sp_logrow *r)
 {
 	if (!w->tty)
@@ -1331,6 +1338,16 @@ static void status_draw(struct wl *w, const struct sp_logrow *r)
 		ssize_t x = write(STDERR_FILENO, line, n);
 		(void)x;
 		atomic_store(&w->tty->shown, 1);
+	} else {
+		char title[320];
+		size_t tn = sp_statusline_title(title, sizeof title, &in);
+		if (!w->titled) {
+			ssize_t x = write(STDERR_FILENO, SP_TITLE_PUSH, sizeof SP_TITLE_PUSH - 1);
+			(void)x;
+			w->titled = true;
+		}
+		ssize_t x = write(STDERR_FILENO, title, tn);
+		(void)x;
 	}
 	sp_ttyline_unlock(w->tty);
 }

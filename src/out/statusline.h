@@ -20,4 +20,12 @@ struct sp_status_in {
 
 /* The line, with the redraw prefix "\r\033[K", into buf; returns its length. */
 size_t sp_statusline(char *buf, size_t cap, const struct sp_status_in *in);
+/* The same text as the terminal's title (OSC 2: "\033]2;...\007", control
+ * bytes replaced), for while the job's own line (a tqdm bar) is open on the
+ * terminal: the title never touches the job's line. Returns its length. */
+size_t sp_statusline_title(char *buf, size_t cap, const struct sp_status_in *in);
+/* Around the titles: xterm's title stack (push the user's title first, pop
+ * it back at the end); terminals without the stack ignore both. */
+#define SP_TITLE_PUSH "\033[22;2t"
+#define SP_TITLE_POP "\033[23;2t"
 #endif

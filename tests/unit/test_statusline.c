@@ -24,6 +24,22 @@ static void full_line(void **st)
 	assert_null(strchr(b, '\n'));
 }
 
+/* the same text as the terminal's title: OSC 2, no control byte inside */
+static void as_title(void **st)
+{
+	(void)st;
+	char b[512];
+	struct sp_status_in in = { .elapsed_s = 83.7, .pool_free = 40.25 * 1073741824.0, .budget = 110.0 * 1073741824.0,
+				   .gpu_temp_c = NAN, .gpu_power_w = NAN, .rate = 3.25, .unit = "it\007/s\033",
+				   .cause = NULL, .width = 20 };
+	size_t n = sp_statusline_title(b, sizeof b, &in);
+	assert_int_equal(n, strlen(b));
+	assert_string_equal(b, "\033]2;sparkops 1m23s | pool free 40.2 / budget 110.0 GiB | 3.25 it?/s?\007");
+	/* the title is not cut to the terminal's width, and never holds a line end */
+	assert_null(strchr(b, '\n'));
+	assert_null(strchr(b, '\r'));
+}
+
 static void unknowns(void **st)
 {
 	(void)st;
@@ -56,7 +72,7 @@ static void width_cut(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(full_line),
+		cmocka_unit_test(full_line), cmocka_unit_test(as_title),
 		cmocka_unit_test(unknowns),
 		cmocka_unit_test(width_cut),
 	};
