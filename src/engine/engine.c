@@ -115,6 +115,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_progress prog[2];
 	struct sp_ttyline *tty; /* the live status line on stderr's terminal; NULL: off */
 	bool titled;            /* the status went to the terminal's title (the user's was pushed) */
+	double gpu_gone_wall;   /* when the GPU stopped answering (wall clock); NAN: it answers */
 	struct sp_follow follow; /* watch --follow: its lines feed prog[0] */
 	bool follow_on;
 	unsigned long prog_seen[2];
@@ -910,6 +911,30 @@ static void stat_publish(struct wl *w)
 	sp_jobstat_write(&w->stat, &j);
 }
 
+/* A GPU lost or hung mid-run is said at once on the terminal, and again
+ * when it answers (the event row, the summary and the exposition say it
+ * too): its readings are unknown meanwhile, never the last ones. */
+static void gpu_said(struct wl *w, const struct sp_logrow *r)
+{
+	if (r->type != SP_ROW_EVENT)
+		return;
+	char t[16];
+	time_t tt = (time_t)r->unix_time;
+	struct tm tm;
+	if (!localtime_r(&tt, &tm) || strftime(t, sizeof t, "%H:%M:%S", &tm) == 0)
+		snprintf(t, sizeof t, "?");
+	if (strcmp(r->event, SP_EV_GPU_LOST) == 0) {
+		w->gpu_gone_wall = r->unix_time;
+		sp_warn("the GPU stopped answering at %s (%s): its temperature, power and clocks are unknown until it "
+			"answers again; the job goes on", t, r->detail);
+	} else if (strcmp(r->event, SP_EV_GPU_BACK) == 0) {
+		char d[32];
+		sp_warn("the GPU answers again at %s, after %s", t,
+			isfinite(w->gpu_gone_wall) ? sp_fmt_duration(d, sizeof d, r->unix_time - w->gpu_gone_wall) : "?");
+		w->gpu_gone_wall = NAN;
+	}
+}
+
 /* One sample: read, its events, its row (with the job's memory and
  * throughput), attribution, the log, the metrics endpoint's copy. */
 static void take_sample(struct wl *w)
@@ -920,8 +945,10 @@ static void take_sample(struct wl *w)
 	struct sp_logrow rows[24];
 	bool appeared = false;
 	int n = sp_events_diff(&w->ev, s, full, w->tree.pids, w->tree.n, rows, 24, &appeared);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		emit(w, &rows[i]);
+		gpu_said(w, &rows[i]);
+	}
 
 	struct sp_logrow r;
 	sp_logrow_from_sample(&r, s);
@@ -983,6 +1010,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	w->o = o;
 	w->argv = o->argv;
 	w->rate = NAN;
+	w->gpu_gone_wall = NAN;
 	w->g_wake = w->g_stop = w->l_stop = -1;
 	atomic_init(&w->ready, false);
 	w->sfd = w->pidfd = -1;

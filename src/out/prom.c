@@ -257,7 +257,8 @@ static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struc
 	}
 	sp_prom_sample(w, LBL({ "source", "cgroup" }, { "status", s->cg.version ? "ok" : "missing" }),
 		       s->cg.version != 0);
-	sp_prom_sample(w, LBL({ "source", "nvml" }, { "status", sp_why_key(s->gpu_status) }), s->gpu_status == SP_OK);
+	const enum sp_why gs = sp_sample_gpu_state(s);
+	sp_prom_sample(w, LBL({ "source", "nvml" }, { "status", sp_why_key(gs) }), gs == SP_OK);
 	sp_prom_sample(w, LBL({ "source", "buddyinfo" }, { "status", sp_why_key(s->contig.why) }),
 		       s->contig.why == SP_OK);
 	if (!info || !info->procs_skipped)

@@ -136,6 +136,19 @@ void sp_budget_compute(struct sp_budget *b, const struct sp_meminfo *m,
 	}
 }
 
+enum sp_why sp_sample_gpu_state(const struct sp_sample *s)
+{
+	if (s->gpu_status != SP_OK || s->ngpu <= 0)
+		return s->gpu_status;
+	const struct sp_gpu *g = &s->gpus[0];
+	const enum sp_why w[] = { g->temp_c.why, g->power_mw.why, g->sm_clock_mhz.why, g->util_gpu_pct.why,
+				  g->reasons.why };
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+		if (w[i] != w[0])
+			return SP_OK;
+	return w[0] == SP_GPU_LOST || w[0] == SP_TIMEOUT || w[0] == SP_DRIVER_ERROR ? w[0] : SP_OK;
+}
+
 bool sp_sample_is_uma(const struct sp_sample *s)
 {
 	for (int i = 0; i < s->ngpu; i++)

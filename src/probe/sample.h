@@ -236,6 +236,10 @@ void sp_budget_compute(struct sp_budget *b, const struct sp_meminfo *m,
 		       const struct sp_cgroup *cg, uint64_t reserve);
 /* true when the GPUs share the system memory pool (GB10 and other UMA parts) */
 bool sp_sample_is_uma(const struct sp_sample *s);
+/* The GPU's state in this sample, as a user means it: gpu_status, or, when
+ * the driver answered but every reading of GPU 0 failed the same way (the
+ * device fell off the bus: each query answers GPU_IS_LOST), that reason. */
+enum sp_why sp_sample_gpu_state(const struct sp_sample *s);
 /* The memory a server's cap fraction (vLLM --gpu-memory-utilization, SGLang
  * --mem-fraction-static) is of: the GPU's own (NVML mem_total) on a discrete
  * GPU, the pool's MemTotal on UMA or without a GPU reading; 0 when unknown.

@@ -170,7 +170,7 @@ int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, bool procs_f
 	bool rok = g && sp_ok(g->reasons.why);
 	uint64_t rv = rok ? g->reasons.v : 0;
 	/* the GPU going away and coming back */
-	enum sp_why gs = s->gpu_status;
+	enum sp_why gs = sp_sample_gpu_state(s);
 	if (e->have_prev && gs != e->gpu_status && gs != SP_MISSING) {
 		if (gs != SP_OK && n < max) {
 			snprintf(d, sizeof d, "%s", sp_why_key(gs));

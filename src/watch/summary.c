@@ -15,6 +15,7 @@ void sp_summary_init(struct sp_summary *s)
 	s->mem_total = s->peak_pool_used = s->peak_pool_used_t = NAN;
 	s->lowest_budget = s->lowest_budget_t = NAN;
 	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = s->peak_sys_power = NAN;
+	s->gpu_gone_since = s->gpu_gone_first = NAN;
 	s->throughput_first = s->throughput_last = NAN;
 	s->peak_job_rss = s->peak_job_rss_t = NAN;
 	s->peak_job_majflt = s->lowest_contig = s->lowest_contig_t = NAN;
@@ -121,6 +122,20 @@ static void add_event(struct sp_summary *s, const struct sp_logrow *r)
 				break;
 			}
 		}
+	} else if (strcmp(r->event, SP_EV_GPU_LOST) == 0) {
+		if (isnan(s->gpu_gone_since)) {
+			s->gpu_gone_since = r->unix_time;
+			if (s->gpu_gone_n++ == 0) {
+				s->gpu_gone_first = r->unix_time;
+				snprintf(s->gpu_gone_reason, sizeof s->gpu_gone_reason, "%.23s",
+					 r->detail[0] ? r->detail : "unknown");
+			}
+		}
+	} else if (strcmp(r->event, SP_EV_GPU_BACK) == 0) {
+		if (!isnan(s->gpu_gone_since)) {
+			s->gpu_gone_s += r->unix_time - s->gpu_gone_since;
+			s->gpu_gone_since = NAN;
+		}
 	} else if (strcmp(r->event, SP_EV_LOAD_GUARD) == 0) {
 		s->load_guard_actions++;
 	} else if (strcmp(r->event, SP_EV_LOAD_GUARD_END) == 0) {
@@ -172,6 +187,11 @@ void sp_summary_finish(struct sp_summary *s)
 	for (int i = 0; i < s->n_episodes; i++)
 		if (isnan(s->episodes[i].end))
 			s->episodes[i].end = s->t_last;
+	if (!isnan(s->gpu_gone_since) && isfinite(s->t_last)) {
+		s->gpu_gone_s += s->t_last - s->gpu_gone_since;
+		s->gpu_gone_since = NAN;
+		s->gpu_gone_open = true;
+	}
 }
 
 static json_t *num_or_null(double v)
@@ -207,6 +227,13 @@ json_t *sp_summary_json(const struct sp_summary *s)
 	json_object_set_new(o, "mean_sys_power_w",
 			    num_or_null(s->sys_power_n ? s->sys_power_sum / (double)s->sys_power_n : NAN));
 	json_object_set_new(o, "peak_sys_power_w", num_or_null(s->peak_sys_power));
+	json_t *gg = json_object();
+	json_object_set_new(gg, "count", json_integer(s->gpu_gone_n));
+	json_object_set_new(gg, "seconds", num_or_null(s->gpu_gone_n ? s->gpu_gone_s : 0));
+	json_object_set_new(gg, "first_unix", num_or_null(s->gpu_gone_first));
+	json_object_set_new(gg, "reason", s->gpu_gone_n ? sp_json_text(s->gpu_gone_reason) : json_null());
+	json_object_set_new(gg, "back_by_end", s->gpu_gone_n ? json_boolean(!s->gpu_gone_open) : json_null());
+	json_object_set_new(o, "gpu_unavailable", gg);
 	json_t *rs = json_object();
 	for (int b = 0; b < SP_SUM_REASONS; b++)
 		if (s->reason_seconds[b] > 0)
@@ -311,6 +338,11 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 		else
 			fprintf(f, "  ended         by %s (exit code %d)\n", s->ended_by, s->exit_code);
 	}
+	if (s->gpu_gone_n)
+		fprintf(f, "  GPU           unavailable %d time%s, %s in all (%s from %s)%s\n", s->gpu_gone_n,
+			s->gpu_gone_n == 1 ? "" : "s", sp_fmt_duration(a, sizeof a, s->gpu_gone_s), s->gpu_gone_reason,
+			clock_of(c, sizeof c, s->gpu_gone_first),
+			s->gpu_gone_open ? "; not answering at the end" : "; it answered again");
 	if (isfinite(s->peak_pool_used))
 		fprintf(f, "  peak pool use %s of %s at %s\n", sp_fmt_gib(a, sizeof a, s->peak_pool_used),
 			isfinite(s->mem_total) ? sp_fmt_gib(b, sizeof b, s->mem_total) : "?",

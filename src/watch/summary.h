@@ -40,6 +40,13 @@ struct sp_summary {
 	long power_n;
 	double sys_power_sum, peak_sys_power; /* the system's (spbm): a series of its own */
 	long sys_power_n;
+	/* the GPU lost or hung mid-run (gpu_unavailable .. gpu_available events) */
+	int gpu_gone_n;           /* how many times */
+	double gpu_gone_s;        /* for how long in all (one still open counts to the end) */
+	double gpu_gone_since;    /* the open one's start; NAN: it answers */
+	double gpu_gone_first;    /* when it first stopped answering */
+	char gpu_gone_reason[24]; /* the first one's reason key (gpu_lost, timeout, ...) */
+	bool gpu_gone_open;       /* it had not come back at the end of the log */
 	double reason_seconds[SP_SUM_REASONS]; /* time under each clocks event reason */
 	double prev_t;
 	uint64_t prev_reasons;
