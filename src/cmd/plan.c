@@ -537,6 +537,11 @@ static void json_nodes(json_t *root, const struct plan *pl)
 	json_object_set_new(l, "per", json_string(infer ? "decode_step" : "optimizer_step"));
 	json_object_set_new(l, "bytes_per_step", jnum(f->link_bytes));
 	json_object_set_new(l, "seconds_per_step", json_real(f->link_bytes * 8 / (pl->link_gbps * 1e9)));
+	if (infer && pl->p.strategy == SP_STRAT_TP && pl->m->n_layers > 0) {
+		json_object_set_new(l, "all_reduces_per_step", json_integer(2 * pl->m->n_layers));
+		json_object_set_new(l, "message_bytes", json_real((double)pl->p.batch * pl->m->hidden * 2));
+		json_object_set_new(l, "bound", json_string("latency"));
+	}
 	json_object_set_new(root, "link", l);
 }
 
@@ -806,9 +811,27 @@ static void print_nodes(const struct plan *pl, const struct style *st)
 		printf("  %-22s %10s\n", "not live at once", sp_fmt_gib(g1, sizeof g1, -(double)f->node_overlap_bytes));
 	printf("  per-node peak %s, load peak %s\n", sp_fmt_gib(g1, sizeof g1, (double)f->node_peak_bytes),
 	       sp_fmt_gib(g2, sizeof g2, (double)f->node_load_peak_bytes));
-	printf("  link: each node sends %s per %s: %.2f s at %.0f Gb/s\n", sp_fmt_gib(g1, sizeof g1, f->link_bytes),
-	       pl->p.method == SP_METHOD_INFER ? "decode step" : "optimizer step", f->link_bytes * 8 / (pl->link_gbps * 1e9),
-	       pl->link_gbps);
+	char dt[32];
+	const double secs = f->link_bytes * 8 / (pl->link_gbps * 1e9);
+	if (secs >= 1)
+		snprintf(dt, sizeof dt, "%.2f s", secs);
+	else if (secs >= 1e-3)
+		snprintf(dt, sizeof dt, "%.2f ms", secs * 1e3);
+	else
+		snprintf(dt, sizeof dt, "%.1f us", secs * 1e6);
+	if (pl->p.method == SP_METHOD_INFER && pl->p.strategy == SP_STRAT_TP && pl->m->n_layers > 0) {
+		/* decode: 2 small all-reduces a layer a token, so each one's round
+		 * trips on the link, not its bandwidth, set the pace */
+		const int ar = 2 * pl->m->n_layers;
+		printf("  link: each decode step makes %d all-reduces (2 a layer) of %s each; each node sends %s a "
+		       "step, %s of the link's %.0f Gb/s: decode over TP is latency-bound (%d link round trips a "
+		       "token), not bandwidth-bound\n",
+		       ar, sp_fmt_gib(g2, sizeof g2, (double)pl->p.batch * pl->m->hidden * 2),
+		       sp_fmt_gib(g1, sizeof g1, f->link_bytes), dt, pl->link_gbps, ar);
+	} else {
+		printf("  link: each node sends %s per %s: %s at %.0f Gb/s\n", sp_fmt_gib(g1, sizeof g1, f->link_bytes),
+		       pl->p.method == SP_METHOD_INFER ? "decode step" : "optimizer step", dt, pl->link_gbps);
+	}
 }
 
 static void print_peaks(const struct plan *pl, const struct style *st)
