@@ -578,8 +578,15 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		t[SP_T_WEIGHTS] = qp * prequant_bytes(m) + (P - qp) * db;
 		f->quantized_params = qp;
 	} else if (q != SP_QUANT_NONE) {
-		t[SP_T_WEIGHTS] = lin * quant_bytes(q, db, o->no_double_quant) + unq * db;
-		f->quantized_params = lin;
+		/* --quant-lm-head: the output projection is a linear too (LitGPT's
+		 * BitsandbytesPrecision replaces every nn.Linear); a tied head is the
+		 * embedding, which stays 16-bit */
+		double head = o->quant_lm_head && arch && !m->tied_embeddings ? (double)m->vocab * m->hidden : 0;
+		if (head > unq)
+			head = 0;
+		t[SP_T_WEIGHTS] = (lin + head) * quant_bytes(q, db, o->no_double_quant) + (unq - head) * db;
+		f->quantized_params = lin + head;
+		unq -= head;
 		if (train && o->framework == SP_FW_HF && db < 4)
 			t[SP_T_KBIT_UPCAST] = unq * (4 - db);
 	} else {
@@ -680,6 +687,9 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	f->layer_weight_bytes = layer16;
 	if (f->quantized_params > 0) {
 		double big = arch ? (double)m->hidden * mlp_width(m) * 2 : layer16 / 3;
+		/* a quantized head is the widest linear of all (vocab x hidden) */
+		if (o->quant_lm_head && arch && !m->prequantized && (double)m->vocab * m->hidden * 2 > big)
+			big = (double)m->vocab * m->hidden * 2;
 		t[SP_T_DEQUANT] = 2 * big; /* forward and backward of the widest linear */
 	}
 	t[SP_T_CUDA_CONTEXT] = CUDA_CONTEXT_BYTES;

@@ -92,6 +92,7 @@ struct sp_plan_opts {
 	enum sp_kv_cache kv_cache;/* infer: generate's cache (dynamic) */
 	int prompt;               /* infer: the prompt's tokens, prefilled at once (0: the whole --seq) */
 	enum sp_measure measure;  /* the counter measure_bytes estimates (process) */
+	bool quant_lm_head;       /* a 4/8-bit base quantizes the (untied) output projection too */
 };
 void sp_plan_opts_init(struct sp_plan_opts *o);
 

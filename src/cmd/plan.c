@@ -161,6 +161,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 			    "a 4-bit base without double quantization (bitsandbytes' load_in_4bit default)"),
 		SP_OPT_FLAG(0, "bnb-legacy", &p->bnb_legacy,
 			    "bitsandbytes before 0.43.2: every 4-bit linear keeps its input for backward"),
+		SP_OPT_FLAG(0, "quant-lm-head", &p->quant_lm_head,
+			    "a 4/8-bit base quantizes the output projection too (LitGPT: every nn.Linear)"),
 		SP_OPT_INT("prompt", &p->prompt, "N", 1, 1 << 24,
 			   "infer: the prompt's tokens, prefilled at once (default: the whole --seq)"),
 		SP_OPT_CALLBACK("kv-cache", &kvc, "K", opt_word,
@@ -236,6 +238,8 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 			      (p->quant != SP_QUANT_NF4 && p->quant != SP_QUANT_FP4)))
 		sp_usage_error("plan", "--bnb-legacy describes training adapters on a 4-bit bitsandbytes base: "
 			       "give --method qlora (or lora with --quant nf4|fp4)");
+	if (p->quant_lm_head && (p->method == SP_METHOD_FULL || p->quant == SP_QUANT_NONE))
+		sp_usage_error("plan", "--quant-lm-head quantizes the head of a 4/8-bit base: give --method qlora or --quant int8|nf4|fp4");
 	if (p->prompt > 0 && p->method != SP_METHOD_INFER)
 		sp_usage_error("plan", "--prompt is the prompt of --method infer: training runs --seq tokens a step");
 	if (p->prompt > p->seq)
@@ -514,6 +518,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "kv_cache", json_string(sp_kv_cache_name(p->kv_cache)));
 	json_object_set_new(o, "prompt", json_integer(p->prompt > 0 ? p->prompt : p->seq));
 	json_object_set_new(o, "measure", json_string(sp_measure_name(p->measure)));
+	json_object_set_new(o, "quant_lm_head", json_boolean(p->quant_lm_head));
 	return o;
 }
 
