@@ -14,7 +14,6 @@ kvt=$((40 * 5120 * 2 * 2)) # Llama-2-13B fp16: bytes of one token's K and V
 run $S plan --config "$C13" --method infer --dtype fp16 --batch 16 --seq 1024 $P
 expect_jq ".terms.kv_cache == $kvt * 1024 * 16 and .settings.kv_cache == \"dynamic\" and .settings.prompt == 1024" \
 	"default: dynamic cache, prompt = the whole --seq, the cache counted once"
-base=$(jq .peak_bytes "$OUT")
 
 # legacy: the last decode step holds the old tuple and the new one
 run $S plan --config "$C13" --method infer --dtype fp16 --kv-cache legacy --prompt 512 --batch 16 --seq 1024 $P
