@@ -41,6 +41,9 @@ _report $? "at least 40 of them new ($nnew)"
 nsrc=$(grep -v '^#' "$cases" | cut -f2 | sort -u | wc -l)
 [ "$nsrc" -ge 8 ]
 _report $? "from at least 8 independent sources ($nsrc)"
+ninf=$(awk -F'\t' '$4 ~ /^infer/ && $5 > 1' "$TMP/cases" | wc -l)
+[ "$ninf" -ge 10 ]
+_report $? "at least 10 inference cases with batch > 1 ($ninf)"
 # the held-out half shares no source with the rest
 shared=$(grep -v '^#' "$cases" | awk -F'\t' '{ h[$2] = h[$2] ($12 == "B" ? "B" : "x") } END { for (s in h) if (h[s] ~ /B/ && h[s] ~ /x/) print s }')
 [ -z "$shared" ]
