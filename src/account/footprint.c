@@ -17,6 +17,8 @@ static const char *const optim_names[SP_OPTIM_N] = { "adamw", "adamw8bit", "page
 static const char *const fw_names[SP_FW_N] = { "hf", "unsloth", "torchtune" };
 static const char *const strategy_names[SP_STRAT_N] = { "none", "ddp", "fsdp", "tp", "pp" };
 static const char *const loss_names[SP_LOSS_N] = { "default", "fp32", "bf16", "chunked" };
+static const char *const kv_names[SP_KV_N] = { "dynamic", "static", "legacy" };
+static const char *const measure_names[SP_MEASURE_N] = { "process", "reserved", "allocated" };
 static const char *const term_keys[SP_T_N] = {
 	"weights", "kbit_upcast", "adapter", "gradients", "optimizer", "master_weights",
 	"activations", "activations_offloaded", "logits", "kv_cache", "dequant_buffers",
@@ -52,6 +54,10 @@ int sp_quant_parse(const char *s) { return lookup(s, quant_names, SP_QUANT_N); }
 int sp_framework_parse(const char *s) { return lookup(s, fw_names, SP_FW_N); }
 int sp_strategy_parse(const char *s) { return lookup(s, strategy_names, SP_STRAT_N); }
 int sp_loss_parse(const char *s) { return lookup(s, loss_names, SP_LOSS_N); }
+int sp_kv_cache_parse(const char *s) { return lookup(s, kv_names, SP_KV_N); }
+int sp_measure_parse(const char *s) { return lookup(s, measure_names, SP_MEASURE_N); }
+const char *sp_kv_cache_name(enum sp_kv_cache v) { return (unsigned)v < SP_KV_N ? kv_names[v] : "?"; }
+const char *sp_measure_name(enum sp_measure v) { return (unsigned)v < SP_MEASURE_N ? measure_names[v] : "?"; }
 
 int sp_cdtype_parse(const char *s)
 {
@@ -93,6 +99,12 @@ static const struct {
 	{ "down", SP_LT_DOWN }, { "down_proj", SP_LT_DOWN }, { "w2", SP_LT_DOWN },
 	{ "all", SP_LT_ALL }, { "all-linear", SP_LT_ALL }, { "all_linear", SP_LT_ALL },
 	{ "attn", SP_LT_Q | SP_LT_K | SP_LT_V | SP_LT_O },
+	/* fused projections: q, k and v in one linear (GPT-2, Qwen 1, Falcon,
+	 * GPT-NeoX, Phi-3, MPT), and GPT-2/Qwen 1's c_proj, the name of both
+	 * the attention output and the MLP's down projection */
+	{ "c_attn", SP_LT_QKV_FUSED }, { "qkv_proj", SP_LT_QKV_FUSED }, { "wqkv", SP_LT_QKV_FUSED },
+	{ "query_key_value", SP_LT_QKV_FUSED }, { "qkv", SP_LT_QKV_FUSED },
+	{ "c_proj", SP_LT_O | SP_LT_DOWN },
 	{ "mlp", SP_LT_GATE | SP_LT_UP | SP_LT_DOWN },
 };
 
@@ -132,11 +144,11 @@ int sp_lora_targets_parse(const char *s)
 
 const char *sp_lora_targets_str(unsigned mask, char *buf, size_t n)
 {
-	static const char *short_names[] = { "q", "k", "v", "o", "gate", "up", "down" };
+	static const char *short_names[] = { "q", "k", "v", "o", "gate", "up", "down", "qkv" };
 	size_t l = 0;
 	if (n)
 		buf[0] = 0;
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 8; i++) {
 		if (!(mask >> i & 1))
 			continue;
 		int w = snprintf(buf + l, n > l ? n - l : 0, "%s%s", l ? "," : "", short_names[i]);
@@ -166,6 +178,9 @@ void sp_plan_opts_init(struct sp_plan_opts *o)
 	o->loss = SP_LOSS_DEFAULT;
 	o->nodes = 1;
 	o->strategy = SP_STRAT_NONE;
+	o->kv_cache = SP_KV_DYNAMIC;
+	o->prompt = 0;
+	o->measure = SP_MEASURE_PROCESS;
 }
 
 /* ---- the shape ----------------------------------------------------------------- */
@@ -270,6 +285,8 @@ double sp_lora_params(const struct sp_model_shape *m, int rank, unsigned t)
 		per += r * (h + kvd);
 	if (t & SP_LT_V)
 		per += r * (h + kvd);
+	if ((t & SP_LT_QKV_FUSED) && !(t & (SP_LT_Q | SP_LT_K | SP_LT_V)))
+		per += r * (h + qd + 2 * kvd); /* one A of r x h, one B of (q + 2kv) x r */
 	if (t & SP_LT_O)
 		per += r * (qd + h);
 	bool gated = sp_shape_gated(m);
@@ -372,7 +389,7 @@ static double legacy_bnb_inputs(const struct sp_model_shape *m, unsigned t)
 	double h = m->hidden, b = 0;
 	double k = m->n_experts > 0 ? (m->experts_per_tok > 0 ? m->experts_per_tok : 2) : 1;
 	double down = k * mlp_width(m) + (m->n_experts > 0 ? m->shared_intermediate : 0);
-	if (!(t & (SP_LT_Q | SP_LT_K | SP_LT_V)))
+	if (!(t & (SP_LT_Q | SP_LT_K | SP_LT_V | SP_LT_QKV_FUSED)))
 		b += 2 * h;
 	if (!(t & SP_LT_O))
 		b += 2 * q_dim(m);
@@ -432,6 +449,57 @@ static double logits_bytes_per_elem(enum sp_framework fw, enum sp_loss loss)
 		return 3.5; /* bf16 logits in 8 chunks + one chunk's fp32 loss */
 	default:
 		return 0; /* Unsloth: fused/cut cross-entropy, see chunk below */
+	}
+}
+
+/* Inference (HF generate; docs/plan.md, "generate"): two phases. The
+ * prefill runs the prompt's P tokens at once: one layer's working set over
+ * B x P tokens, the cache of the prompt, and the logits: of the last
+ * position only (transformers >= 4.45 slices before lm_head, and the
+ * dynamic and static caches came with the versions that keep it so), or,
+ * with the legacy tuple cache (transformers <= 4.35, where LlamaForCausalLM
+ * returned logits.float() for every position), 16-bit logits and their fp32
+ * copy for all B x P positions. Each decode step then adds a token to the
+ * cache: a static cache is allocated once at its full length; the dynamic
+ * cache concatenates one layer at a time (that layer's old and new tensors
+ * alive together); the legacy cache builds the whole new tuple while
+ * generate still holds the old one (old and new alive together: the
+ * cache twice at the last step). The peak is the larger phase; the kv_cache
+ * term is the cache itself, the activations term what the phase adds. */
+static void infer_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double al_seq, bool arch,
+			double *t, struct sp_footprint *f)
+{
+	double h = arch ? m->hidden : 4096, L = arch ? m->n_layers : 32, V = arch ? m->vocab : 128256;
+	double B = o->batch, S = o->seq;
+	double P = o->prompt > 0 && o->prompt < o->seq ? o->prompt : S;
+	double kvb = o->dtype == SP_CDT_FP32 ? 4 : 2;
+	double kvd = arch ? kv_dim(m) : h / 4;
+	f->kv_per_token_bytes = L * kvd * 2 * kvb;
+	double kv_full = f->kv_per_token_bytes * S * B;
+	double kv_prompt = o->kv_cache == SP_KV_STATIC ? kv_full : f->kv_per_token_bytes * P * B;
+	/* one layer's working set scales with the tokens it runs on */
+	double act_prompt = (al_seq * 0.5) * (P / S) + B * P * 4 * h;
+	double lg_prompt = o->kv_cache == SP_KV_LEGACY ? B * P * V * (2 + 4) : B * V * 4;
+	double lg_step = B * V * 4;
+	double extra = 0; /* what the last decode step holds besides the cache */
+	if (P < S) {
+		if (o->kv_cache == SP_KV_LEGACY)
+			extra = f->kv_per_token_bytes * (S - 1) * B;
+		else if (o->kv_cache == SP_KV_DYNAMIC)
+			extra = kv_full / L;
+		extra += B * 4 * h;
+	}
+	double prefill = kv_prompt + act_prompt + lg_prompt;
+	double decode = kv_full + extra + lg_step;
+	t[SP_T_KV_CACHE] = kv_full;
+	if (prefill > decode) {
+		f->prefill_peak = true;
+		double rest = prefill - kv_full; /* what the prefill holds besides the full cache */
+		t[SP_T_LOGITS] = lg_prompt < rest ? lg_prompt : (rest > 0 ? rest : 0);
+		t[SP_T_ACTIVATIONS] = rest - t[SP_T_LOGITS] > 0 ? rest - t[SP_T_LOGITS] : 0;
+	} else {
+		t[SP_T_LOGITS] = lg_step;
+		t[SP_T_ACTIVATIONS] = extra;
 	}
 }
 
@@ -510,8 +578,15 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		t[SP_T_WEIGHTS] = qp * prequant_bytes(m) + (P - qp) * db;
 		f->quantized_params = qp;
 	} else if (q != SP_QUANT_NONE) {
-		t[SP_T_WEIGHTS] = lin * quant_bytes(q, db, o->no_double_quant) + unq * db;
-		f->quantized_params = lin;
+		/* --quant-lm-head: the output projection is a linear too (LitGPT's
+		 * BitsandbytesPrecision replaces every nn.Linear); a tied head is the
+		 * embedding, which stays 16-bit */
+		double head = o->quant_lm_head && arch && !m->tied_embeddings ? (double)m->vocab * m->hidden : 0;
+		if (head > unq)
+			head = 0;
+		t[SP_T_WEIGHTS] = (lin + head) * quant_bytes(q, db, o->no_double_quant) + (unq - head) * db;
+		f->quantized_params = lin + head;
+		unq -= head;
 		if (train && o->framework == SP_FW_HF && db < 4)
 			t[SP_T_KBIT_UPCAST] = unq * (4 - db);
 	} else {
@@ -558,7 +633,7 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 			else {
 				int nt = 0;
 				unsigned ct = sp_lora_targets_counted(m, o->lora_targets);
-				for (int i = 0; i < 7; i++)
+				for (int i = 0; i < 8; i++)
 					nt += (int)(ct >> i & 1);
 				t[SP_T_OPTIMIZER] = 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
 			}
@@ -604,12 +679,7 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 			lg = (tokens < 1024 ? tokens : 1024) * V * 4;
 		t[SP_T_LOGITS] = lg;
 	} else {
-		t[SP_T_ACTIVATIONS] = al * 0.5 + io;
-		t[SP_T_LOGITS] = (double)o->batch * (arch ? m->vocab : 128256) * 4;
-		double kvb = o->dtype == SP_CDT_FP32 ? 4 : 2;
-		double kvd = arch ? kv_dim(m) : h / 4;
-		f->kv_per_token_bytes = L * kvd * 2 * kvb;
-		t[SP_T_KV_CACHE] = f->kv_per_token_bytes * (double)o->seq * o->batch;
+		infer_terms(m, o, al, arch, t, f);
 	}
 
 	/* one layer's 16-bit weights: what a 4/8-bit base dequantizes at a time */
@@ -617,6 +687,9 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	f->layer_weight_bytes = layer16;
 	if (f->quantized_params > 0) {
 		double big = arch ? (double)m->hidden * mlp_width(m) * 2 : layer16 / 3;
+		/* a quantized head is the widest linear of all (vocab x hidden) */
+		if (o->quant_lm_head && arch && !m->prequantized && (double)m->vocab * m->hidden * 2 > big)
+			big = (double)m->vocab * m->hidden * 2;
 		t[SP_T_DEQUANT] = 2 * big; /* forward and backward of the widest linear */
 	}
 	t[SP_T_CUDA_CONTEXT] = CUDA_CONTEXT_BYTES;
@@ -633,6 +706,15 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	overlap(f->term, f->act_freed_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes, &f->overlap_bytes);
 	f->device_bytes = sub_overlap(f->device_bytes, f->overlap_bytes);
 	f->peak_bytes = o->uma ? sp_bytes_add(f->device_bytes, f->host_bytes) : f->device_bytes;
+	/* torch's counters see neither the CUDA context nor the host side;
+	 * allocated not the caching allocator's slack either */
+	f->measure_bytes = f->peak_bytes;
+	if (o->measure != SP_MEASURE_PROCESS && f->device_bytes < SP_BYTES_SAT) {
+		uint64_t off = f->term[SP_T_CUDA_CONTEXT];
+		if (o->measure == SP_MEASURE_ALLOCATED)
+			off += f->term[SP_T_ALLOCATOR];
+		f->measure_bytes = f->device_bytes > off ? f->device_bytes - off : 0;
+	}
 
 	/* the load: a checkpoint is mmapped and copied. While a shard is being
 	 * copied its mapped pages and the copy of everything before it occupy

@@ -24,12 +24,24 @@ enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER, SP_ATTN_MATH };
 enum sp_strategy { SP_STRAT_NONE, SP_STRAT_DDP, SP_STRAT_FSDP, SP_STRAT_TP, SP_STRAT_PP, SP_STRAT_N };
 /* the loss: the framework's own (default), HF's fp32 upcast, bf16, chunked */
 enum sp_loss { SP_LOSS_DEFAULT, SP_LOSS_FP32, SP_LOSS_BF16, SP_LOSS_CHUNKED, SP_LOSS_N };
+/* generate's KV cache (transformers): a static cache allocated once; the
+ * dynamic cache (DynamicCache, the default since 4.36) concatenating one
+ * layer at a time; the legacy tuple cache (<= 4.35 and models' own remote
+ * code), whose new tuple is built while the old one is still held */
+enum sp_kv_cache { SP_KV_DYNAMIC, SP_KV_STATIC, SP_KV_LEGACY, SP_KV_N };
+/* the counter a figure is read from: torch's max_memory_allocated, its
+ * max_memory_reserved (allocated + the caching allocator's slack), or the
+ * process as NVML / nvidia-smi / the pool sees it (+ the CUDA context) */
+enum sp_measure { SP_MEASURE_PROCESS, SP_MEASURE_RESERVED, SP_MEASURE_ALLOCATED, SP_MEASURE_N };
 
 /* LoRA target modules (bit mask) */
 enum {
 	SP_LT_Q = 1 << 0, SP_LT_K = 1 << 1, SP_LT_V = 1 << 2, SP_LT_O = 1 << 3,
 	SP_LT_GATE = 1 << 4, SP_LT_UP = 1 << 5, SP_LT_DOWN = 1 << 6,
 	SP_LT_ALL = 0x7f,
+	/* q, k and v as one fused linear (c_attn, qkv_proj, Wqkv,
+	 * query_key_value): one adapter of r x (h + q + 2kv) */
+	SP_LT_QKV_FUSED = 1 << 7,
 };
 
 const char *sp_method_name(enum sp_method v);
@@ -47,6 +59,10 @@ int sp_optim_parse(const char *s);
 int sp_framework_parse(const char *s);
 int sp_strategy_parse(const char *s);
 int sp_loss_parse(const char *s);
+const char *sp_kv_cache_name(enum sp_kv_cache v);
+int sp_kv_cache_parse(const char *s);
+const char *sp_measure_name(enum sp_measure v);
+int sp_measure_parse(const char *s);
 /* "q,k,v,o,gate,up,down" (also q_proj ..., "all", "all-linear", "attn", "mlp");
  * returns the mask, or -1 naming nothing valid / an unknown module. */
 int sp_lora_targets_parse(const char *s);
@@ -73,6 +89,10 @@ struct sp_plan_opts {
 	bool bnb_legacy;          /* bitsandbytes < 0.43.2: every 4-bit linear keeps its input for backward */
 	int nodes;                /* Sparks the job spreads over (1) */
 	enum sp_strategy strategy;/* SP_STRAT_NONE on one node */
+	enum sp_kv_cache kv_cache;/* infer: generate's cache (dynamic) */
+	int prompt;               /* infer: the prompt's tokens, prefilled at once (0: the whole --seq) */
+	enum sp_measure measure;  /* the counter measure_bytes estimates (process) */
+	bool quant_lm_head;       /* a 4/8-bit base quantizes the (untied) output projection too */
 };
 void sp_plan_opts_init(struct sp_plan_opts *o);
 
@@ -126,6 +146,8 @@ struct sp_footprint {
 	double act_freed_bytes;   /* of the activations, what backward frees layer by layer */
 	uint64_t step_phase_bytes;     /* gradients */
 	double kv_per_token_bytes;/* infer: the KV cache of one token of one sequence */
+	uint64_t measure_bytes;   /* the peak as o->measure's counter reads it (discrete: no host side) */
+	bool prefill_peak;        /* infer: the prefill is the peak, not the last decode step */
 	/* per node (sp_footprint_nodes; = the single-node figures on one node) */
 	int nodes;
 	enum sp_strategy strategy;

@@ -121,6 +121,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	struct word fw = { p->framework, sp_framework_parse, "is not hf, unsloth or torchtune" };
 	struct word strat = { -1, sp_strategy_parse, "is not ddp, fsdp (training), tp or pp (serving)" };
 	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
+	struct word kvc = { p->kv_cache, sp_kv_cache_parse, "is not static, dynamic or legacy" };
+	struct word meas = { p->measure, sp_measure_parse, "is not allocated, reserved or process" };
 	int solve = -1;
 	int attn = p->attn == SP_ATTN_EAGER ? 1 : p->attn == SP_ATTN_MATH ? 3 : 0, uma = 2, ckpt = p->grad_ckpt;
 	const struct sp_option opts[] = {
@@ -159,6 +161,16 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 			    "a 4-bit base without double quantization (bitsandbytes' load_in_4bit default)"),
 		SP_OPT_FLAG(0, "bnb-legacy", &p->bnb_legacy,
 			    "bitsandbytes before 0.43.2: every 4-bit linear keeps its input for backward"),
+		SP_OPT_FLAG(0, "quant-lm-head", &p->quant_lm_head,
+			    "a 4/8-bit base quantizes the output projection too (LitGPT: every nn.Linear)"),
+		SP_OPT_INT("prompt", &p->prompt, "N", 1, 1 << 24,
+			   "infer: the prompt's tokens, prefilled at once (default: the whole --seq)"),
+		SP_OPT_CALLBACK("kv-cache", &kvc, "K", opt_word,
+				"infer: static | dynamic | legacy: generate's cache (default dynamic,\n"
+				"transformers >= 4.36; legacy: the tuple cache, old and new alive together)"),
+		SP_OPT_CALLBACK("measure", &meas, "C", opt_word,
+				"allocated | reserved | process: the counter measure_bytes estimates\n"
+				"(default process: what the pool sees, CUDA context included)"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
 		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
@@ -189,6 +201,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	p->optim = (enum sp_optim)optim.v;
 	p->framework = (enum sp_framework)fw.v;
 	p->loss = (enum sp_loss)loss.v;
+	p->kv_cache = (enum sp_kv_cache)kvc.v;
+	p->measure = (enum sp_measure)meas.v;
 	a->strategy = strat.v;
 	/* solve is written through the table (cppcheck cannot see it) */
 	// cppcheck-suppress knownConditionTrueFalse
@@ -224,6 +238,12 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 			      (p->quant != SP_QUANT_NF4 && p->quant != SP_QUANT_FP4)))
 		sp_usage_error("plan", "--bnb-legacy describes training adapters on a 4-bit bitsandbytes base: "
 			       "give --method qlora (or lora with --quant nf4|fp4)");
+	if (p->quant_lm_head && (p->method == SP_METHOD_FULL || p->quant == SP_QUANT_NONE))
+		sp_usage_error("plan", "--quant-lm-head quantizes the head of a 4/8-bit base: give --method qlora or --quant int8|nf4|fp4");
+	if (p->prompt > 0 && p->method != SP_METHOD_INFER)
+		sp_usage_error("plan", "--prompt is the prompt of --method infer: training runs --seq tokens a step");
+	if (p->prompt > p->seq)
+		sp_usage_error("plan", "--prompt %d is longer than the context --seq %d", p->prompt, p->seq);
 	if (a->strategy >= 0)
 		p->strategy = (enum sp_strategy)a->strategy;
 	else if (p->nodes > 1)
@@ -495,6 +515,10 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "offload_activations", json_boolean(p->offload_activations));
 	json_object_set_new(o, "double_quant", json_boolean(!p->no_double_quant));
 	json_object_set_new(o, "bnb_legacy", json_boolean(p->bnb_legacy));
+	json_object_set_new(o, "kv_cache", json_string(sp_kv_cache_name(p->kv_cache)));
+	json_object_set_new(o, "prompt", json_integer(p->prompt > 0 ? p->prompt : p->seq));
+	json_object_set_new(o, "measure", json_string(sp_measure_name(p->measure)));
+	json_object_set_new(o, "quant_lm_head", json_boolean(p->quant_lm_head));
 	return o;
 }
 
@@ -511,6 +535,7 @@ static void json_footprint(json_t *root, const struct sp_footprint *f)
 	json_object_set_new(root, "host_bytes", jbytes(f->host_bytes));
 	json_object_set_new(root, "peak_bytes", jbytes(f->peak_bytes));
 	json_object_set_new(root, "load_peak_bytes", jbytes(f->load_peak_bytes));
+	json_object_set_new(root, "measure_bytes", jbytes(f->measure_bytes));
 	json_object_set_new(root, "load_file_bytes", jbytes(f->load_file_bytes));
 	json_object_set_new(root, "load_mapped_bytes", jbytes(f->load_mapped_bytes));
 	json_object_set_new(root, "overlap_bytes", jbytes(f->overlap_bytes));
