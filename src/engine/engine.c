@@ -115,6 +115,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_progress prog[2];
 	struct sp_ttyline *tty; /* the live status line on stderr's terminal; NULL: off */
 	bool titled;            /* the status went to the terminal's title (the user's was pushed) */
+	bool tty_live;          /* stderr is a terminal and not --quiet: the status line is drawn */
 	double gpu_gone_wall;   /* when the GPU stopped answering (wall clock); NAN: it answers */
 	struct sp_follow follow; /* watch --follow: its lines feed prog[0] */
 	bool follow_on;
@@ -1283,37 +1284,54 @@ static void follow_turn(struct wl *w)
 
 static struct wl *status_w; /* for the message hook: one engine per process */
 
-/* Off the terminal: before a message of ours, the summary, the end. */
+/* Off the job's line: before a message of ours, the summary, the end. The
+ * status line is cleared; a line the job left open (a tqdm bar between
+ * redraws) is ended so the message starts a line of its own: on a terminal
+ * the bar's line is erased (the job redraws it), in a file or pipe a line
+ * end is written (the bar's text stays as it was). */
 static void status_clear(void)
 {
 	struct wl *w = status_w;
 	if (!w || !w->tty)
 		return;
 	bool locked = sp_ttyline_lock(w->tty, 100);
-	if (atomic_load(&w->tty->shown)) {
+	if (atomic_load(&w->tty->shown) || (w->tty_live && atomic_load(&w->tty->dirty))) {
 		ssize_t x = write(STDERR_FILENO, "\r\033[K", 4);
 		(void)x;
 		atomic_store(&w->tty->shown, 0);
+	} else if (atomic_load(&w->tty->dirty)) {
+		ssize_t x = write(STDERR_FILENO, "\n", 1);
+		(void)x;
 	}
+	atomic_store(&w->tty->dirty, 0);
 	if (locked)
 		sp_ttyline_unlock(w->tty);
 }
 
-/* On when stderr is a terminal and --quiet was not given; the memory the
- * relay shares is set up before the job starts. */
+/* two descriptors that write to the same place: one terminal, one file, one pipe */
+static bool same_sink(int a, int b)
+{
+	struct stat sa, sb;
+	if (fstat(a, &sa) != 0 || fstat(b, &sb) != 0)
+		return false;
+	if (S_ISCHR(sa.st_mode) && S_ISCHR(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The memory the relay shares is set up before the job starts, whatever
+ * stderr is: it tells where the job's line stands. The status line itself is
+ * drawn only when stderr is a terminal and --quiet was not given. */
 static void status_open(struct wl *w)
 {
-	if (w->o->quiet || !isatty(STDERR_FILENO))
-		return;
 	void *m = mmap(NULL, sizeof *w->tty, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return;
 	w->tty = m;
 	memset(w->tty, 0, sizeof *w->tty);
-	struct stat so, se;
+	w->tty_live = !w->o->quiet && isatty(STDERR_FILENO);
 	w->tty->same[1] = true;
-	w->tty->same[0] = isatty(STDOUT_FILENO) && fstat(STDOUT_FILENO, &so) == 0 && fstat(STDERR_FILENO, &se) == 0 &&
-			  so.st_rdev == se.st_rdev;
+	w->tty->same[0] = same_sink(STDOUT_FILENO, STDERR_FILENO);
 	w->child.tty = w->tty;
 	status_w = w;
 	sp_msg_before = status_clear;
@@ -1342,7 +1360,7 @@ static void status_close(struct wl *w)
  * touches the job's line. The relay is locked out while either is written. */
 static void status_draw(struct wl *w, const struct sp_logrow *r)
 {
-	if (!w->tty)
+	if (!w->tty || !w->tty_live)
 		return;
 	struct sp_status_in in = {
 		.elapsed_s = sp_mono_now() - w->t0,
