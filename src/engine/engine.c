@@ -1577,9 +1577,11 @@ static void ladder_try_begin(struct wl *w, int rung, const char *change)
 	char d[256];
 	snprintf(d, sizeof d, "try=%d rung=%d change=%s pid=%d cmd=%s", w->ntries, rung, change, (int)w->child.pid, t->cmd);
 	emit_event(w, SP_EV_LADDER_TRY, d);
-	if (w->ntries > 1)
-		sp_note("ladder: try %d of at most %d, rung %d (%s): %s", w->ntries, w->o->ladder.max_tries, rung, change,
-			t->cmd);
+	if (w->ntries > 1) {
+		char h[256];
+		sp_note("ladder: try %d of at most %d, rung %d (%s): %s", w->ntries, w->o->ladder.max_tries, rung,
+			sp_detail_human(h, sizeof h, change), t->cmd);
+	}
 }
 
 static void ladder_stop(struct wl *w, const char *reason, int rung, const char *change)
@@ -1762,8 +1764,11 @@ static void ladder_notes(struct wl *w, const struct sp_retry_plan *p)
 static bool ladder_ends_here(struct wl *w, int code, const char *by, enum sp_oom_kind kind)
 {
 	if (code == 0) {
-		if (w->ntries > 1)
-			sp_note("ladder: try %d succeeded (%s)", w->ntries, w->tries[w->ntries - 1].change);
+		if (w->ntries > 1) {
+			char h[256];
+			sp_note("ladder: try %d succeeded (%s)", w->ntries,
+				sp_detail_human(h, sizeof h, w->tries[w->ntries - 1].change));
+		}
 		ladder_stop(w, "succeeded", 0, NULL);
 	} else if (w->interrupted) {
 		sp_note("ladder: interrupted: no further try");

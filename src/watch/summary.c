@@ -299,29 +299,42 @@ static const char *clock_of(char *buf, size_t n, double t)
 	return buf;
 }
 
-/* A log detail for people: "free_bytes=21468246016 floor_bytes=8589934592"
- * -> "free=20.0GiB floor=8.0GiB" (the log keeps the bytes). */
-static void print_human_detail(FILE *f, const char *d)
+const char *sp_detail_human(char *buf, size_t n, const char *d)
 {
+	size_t o = 0;
+#define PUT(...)                                                                 \
+	do {                                                                     \
+		int k_ = snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__);      \
+		if (k_ > 0)                                                      \
+			o = o + (size_t)k_ < n ? o + (size_t)k_ : (n ? n - 1 : 0); \
+	} while (0)
+	if (n)
+		buf[0] = 0;
 	while (*d) {
 		size_t tl = strcspn(d, " ");
 		const char *eq = memchr(d, '=', tl);
-		if (eq && eq - d > 6 && strncmp(eq - 6, "_bytes", 6) == 0) {
-			char *end;
-			double b = strtod(eq + 1, &end);
-			if (end == d + tl && isfinite(b)) {
-				char g[32];
-				fprintf(f, "%.*s=%s", (int)(eq - 6 - d), d, sp_fmt_gib(g, sizeof g, b));
-				d += tl;
-				goto next;
-			}
-		}
-		fprintf(f, "%.*s", (int)tl, d);
+		char g[32];
+		char *end = NULL;
+		double b = eq && eq - d > 6 && strncmp(eq - 6, "_bytes", 6) == 0 ? strtod(eq + 1, &end) : NAN;
+		if (end == d + tl && isfinite(b))
+			PUT("%.*s=%s", (int)(eq - 6 - d), d, sp_fmt_gib(g, sizeof g, b));
+		else
+			PUT("%.*s", (int)tl, d);
 		d += tl;
-	next:
-		while (*d == ' ')
-			fputc(*d++, f);
+		while (*d == ' ') {
+			PUT(" ");
+			d++;
+		}
 	}
+#undef PUT
+	return buf;
+}
+
+/* A log detail for people (see sp_detail_human). */
+static void print_human_detail(FILE *f, const char *d)
+{
+	char h[1024];
+	fputs(sp_detail_human(h, sizeof h, d), f);
 }
 
 void sp_summary_print(FILE *f, const struct sp_summary *s)

@@ -79,4 +79,8 @@ void sp_summary_finish(struct sp_summary *s);
 json_t *sp_summary_json(const struct sp_summary *s);
 /* Human lines, for stderr at the end of run or stdout in report. */
 void sp_summary_print(FILE *f, const struct sp_summary *s);
+/* A log detail for people: "free_bytes=21468246016 floor_bytes=8589934592"
+ * -> "free=20.0 GiB floor=8.0 GiB", "flush:freed_bytes=N" -> "flush:freed=22.2
+ * GiB" (the log keeps the bytes). Into buf; returns buf. */
+const char *sp_detail_human(char *buf, size_t n, const char *d);
 #endif
