@@ -3,18 +3,24 @@
  * foreground (for systemd), until SIGINT/SIGTERM. */
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
+#include "cmd/status.h"
+#include "out/topview.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "out/webcfg.h"
 #include "probe/harden.h"
 #include "probe/probe.h"
+#include "probe/spark.h"
+#include "util/clock.h"
 #include "util/fileio.h"
 #include "util/msg.h"
 #include "util/opt.h"
 #include "util/units.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <libgen.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -46,7 +52,76 @@ struct collector {
 	struct sp_sample s;
 	struct sp_read_opts ro;
 	bool stack_pending; /* memory is locked: touch the server thread's stack on the first scrape */
+	/* the live page's (made on its first request: a server only scraped
+	 * never holds them): its own sample, read at most once a second, and the
+	 * ring of recent samples the page's sparklines draw */
+	struct sp_sample *api_s;
+	double api_at;
+	struct sp_top_hist *hist;
 };
+
+#define API_MIN_S 1.0 /* the page polls once a second: one reading serves every tab */
+
+static void hist_push(struct collector *col, const struct sp_sample *s)
+{
+	if (!col->hist) {
+		col->hist = calloc(1, sizeof *col->hist);
+		if (!col->hist)
+			return;
+		sp_top_hist_init(col->hist);
+	}
+	struct sp_spark k;
+	sp_spark_derive(s, &k);
+	sp_top_hist_push(col->hist, s, &k);
+}
+
+/* /api/status: status --json's document, from a reading at most API_MIN_S old */
+static size_t api_status(char *buf, size_t cap, void *ctx)
+{
+	struct collector *col = ctx;
+	if (!col->api_s) {
+		col->api_s = calloc(1, sizeof *col->api_s);
+		if (!col->api_s)
+			return 0;
+	}
+	double now = sp_mono_now();
+	if (col->api_at == 0 || now - col->api_at >= API_MIN_S || now < col->api_at) {
+		sp_sample_read(col->api_s, &col->ro);
+		col->api_at = now;
+		hist_push(col, col->api_s);
+	}
+	json_t *d = sp_status_document(col->api_s, (col->ro.what & SP_READ_PROCS) != 0);
+	if (!d)
+		return 0;
+	size_t n = json_dumpb(d, buf, cap, JSON_COMPACT);
+	json_decref(d);
+	return n;
+}
+
+/* /api/history: the ring, oldest first, null for an unknown point */
+static size_t api_history(char *buf, size_t cap, void *ctx)
+{
+	struct collector *col = ctx;
+	static const char *const key[SP_TS_N] = { "free", "temp", "power", "clock", "die", "sys_power" };
+	json_t *o = json_object();
+	const struct sp_top_hist *h = col->hist;
+	int n = h ? h->n : 0;
+	json_object_set_new(o, "samples", json_integer(n));
+	json_object_set_new(o, "total_bytes", h && h->total_bytes > 0 ? json_real(h->total_bytes) : json_null());
+	json_object_set_new(o, "power_ref_w", h && h->power_ref_w > 0 ? json_real(h->power_ref_w) : json_null());
+	json_object_set_new(o, "clock_ref_mhz", h && h->clock_ref_mhz > 0 ? json_real(h->clock_ref_mhz) : json_null());
+	for (int ser = 0; ser < SP_TS_N; ser++) {
+		json_t *a = json_array();
+		for (int age = n - 1; age >= 0; age--) {
+			double v = sp_top_hist_get(h, (enum sp_top_series)ser, age);
+			json_array_append_new(a, isnan(v) ? json_null() : json_real(v));
+		}
+		json_object_set_new(o, key[ser], a);
+	}
+	size_t len = json_dumpb(o, buf, cap, JSON_COMPACT);
+	json_decref(o);
+	return len;
+}
 
 /* runs in the server's thread, one call at a time */
 static size_t fill(char *buf, size_t cap, void *ctx)
@@ -58,6 +133,8 @@ static size_t fill(char *buf, size_t cap, void *ctx)
 	}
 	struct sp_prom_info info;
 	sp_prom_read(&col->s, &col->ro, &info);
+	if (col->hist) /* the page was opened: scrapes add to its history too */
+		hist_push(col, &col->s);
 	return sp_prom_render(buf, cap, &col->s, &info, NULL);
 }
 
@@ -271,6 +348,7 @@ static int serve(const struct sp_serve_opts *so, struct collector *col, bool rem
 			"reads process names, pids, cgroups and the GPU (see --web-config)",
 			sp_serve_address(srv));
 	sp_note("serving %s://%s/metrics", sp_serve_scheme(srv), sp_serve_address(srv));
+	sp_note("the live page: %s://%s/", sp_serve_scheme(srv), sp_serve_address(srv));
 	int sig = 0;
 	while (sigwait(&stop, &sig) != 0 || (sig != SIGINT && sig != SIGTERM))
 		;
@@ -299,10 +377,15 @@ int cmd_serve(int argc, char **argv)
 	if (hw[0])
 		sp_note("%s", hw);
 	col->ro = ro;
+	so.api_status = api_status;
+	so.api_history = api_history;
+	so.api_ctx = col;
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	bool remote = sp_serve_parse_addr(so.listen, &ss, &sl) == 0 && !sp_serve_addr_is_loopback(&ss);
 	int rc = serve(&so, col, remote);
+	free(col->api_s);
+	free(col->hist);
 	free(col);
 	web_free(w);
 	free(w);

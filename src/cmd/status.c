@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* sparkops status — the real headroom, in one screen or one JSON object. */
 #include "cmd/cli.h"
+#include "cmd/status.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
 #include "probe/pool.h"
@@ -208,11 +209,15 @@ static json_t *watermarks_json(const struct sp_watermarks *w)
 	return o;
 }
 
-static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
-		      const struct verdict *v, bool procs_scanned)
+static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
+			   const struct verdict *v, bool procs_scanned)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
+	char host[256] = "";
+	if (sp_hostname_read(host, sizeof host) < 0 && gethostname(host, sizeof host - 1) != 0)
+		host[0] = 0;
+	json_object_set_new(root, "host", host[0] ? sp_json_text(host) : json_null());
 	json_object_set_new(root, "time_unix", json_real(round(s->wall * 1000.0) / 1000.0));
 	json_object_set_new(root, "pool", sp_json_pool(s));
 	json_object_set_new(root, "watermarks", watermarks_json(wm));
@@ -232,9 +237,29 @@ static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm,
 	json_object_set_new(root, "trouble", json_boolean(v->trouble));
 	json_object_set_new(root, "verdict", json_string(v->line));
 	(void)k;
+	return root;
+}
+
+static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
+		      const struct verdict *v, bool procs_scanned)
+{
+	json_t *root = status_json(s, wm, k, v, procs_scanned);
 	int r = sp_json_print(stdout, root);
 	json_decref(root);
 	return r;
+}
+
+json_t *sp_status_document(const struct sp_sample *s, bool procs_scanned)
+{
+	struct sp_spark k;
+	sp_spark_derive(s, &k);
+	struct verdict v;
+	judge(s, &k, &v);
+	struct sp_watermarks wm;
+	sp_watermarks_read(&wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
+	if (s->mem.why == SP_OK)
+		judge_watermarks(&wm, &v);
+	return status_json(s, &wm, &k, &v, procs_scanned);
 }
 
 /* ---- human output ------------------------------------------------------------ */

@@ -24,6 +24,7 @@
  * sparkops command about 1 ms of CPU and 3 MiB of RSS (measured), although
  * only `serve` and `run --metrics-listen` use HTTP at all. */
 #include "out/serve_http.h"
+#include "out/webpage.h"
 #include "util/clock.h"
 
 #include <arpa/inet.h>
@@ -39,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +135,8 @@ struct sp_server {
 	struct MHD_Daemon *d;
 	sp_serve_fill_fn fill;
 	void *ctx;
+	sp_serve_fill_fn api_status, api_history; /* the live page's JSON; NULL: no page */
+	void *api_ctx;
 	double cache_s;
 	/* the last body, shared by every scrape within cache_s: MHD counts the
 	 * references, so a slow client keeps its copy while a new one is made */
@@ -254,6 +258,78 @@ static void quiet_log(void *cls, const char *fm, va_list ap)
 }
 
 /* A fresh body from the callback, in a buffer the response owns. */
+/* A body a fill-style callback writes, in a buffer grown until it fits
+ * (the live page's JSON and the page itself); NULL when it fails. */
+static struct MHD_Response *render_with(sp_serve_fill_fn fn, void *ctx, const char *type, size_t cap)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		char *buf = malloc(cap);
+		if (!buf)
+			return NULL;
+		size_t n = fn(buf, cap, ctx);
+		if (n == 0) {
+			free(buf);
+			return NULL;
+		}
+		if (n < cap) {
+			struct MHD_Response *r = mhd_lib.from_buffer_free(n, buf, free);
+			if (!r) {
+				free(buf);
+				return NULL;
+			}
+			mhd_lib.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+			mhd_lib.add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+			mhd_lib.add_header(r, "X-Content-Type-Options", "nosniff");
+			return r;
+		}
+		free(buf);
+		cap = n + 4096;
+	}
+	return NULL;
+}
+
+/* the page with a fresh nonce: only its own inline script and style run */
+static size_t page_fill(char *buf, size_t cap, void *ctx)
+{
+	return sp_webpage_render(buf, cap, ctx);
+}
+
+static enum MHD_Result answer_page(struct sp_server *srv, struct MHD_Connection *c)
+{
+	unsigned char raw[18];
+	char nonce[32], csp[512];
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		return mhd_lib.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	size_t o = 0;
+	for (size_t i = 0; i < sizeof raw; i += 3) {
+		unsigned v = (unsigned)raw[i] << 16 | (unsigned)raw[i + 1] << 8 | raw[i + 2];
+		for (int k = 3; k >= 0; k--)
+			nonce[o++] = b64[(v >> (6 * k)) & 63];
+	}
+	nonce[o] = 0;
+	struct MHD_Response *r = render_with(page_fill, nonce, "text/html; charset=utf-8", (size_t)32 * 1024);
+	if (!r)
+		return mhd_lib.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
+	sp_webpage_csp(csp, sizeof csp, nonce);
+	mhd_lib.add_header(r, "Content-Security-Policy", csp);
+	mhd_lib.add_header(r, "Referrer-Policy", "no-referrer");
+	mhd_lib.add_header(r, "X-Frame-Options", "DENY");
+	enum MHD_Result q = mhd_lib.queue(c, MHD_HTTP_OK, r);
+	mhd_lib.destroy(r);
+	return q;
+}
+
+static enum MHD_Result answer_json(struct sp_server *srv, struct MHD_Connection *c, sp_serve_fill_fn fn)
+{
+	struct MHD_Response *r = render_with(fn, srv->api_ctx, "application/json", (size_t)64 * 1024);
+	if (!r)
+		return mhd_lib.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
+	enum MHD_Result q = mhd_lib.queue(c, MHD_HTTP_OK, r);
+	mhd_lib.destroy(r);
+	return q;
+}
+
 static struct MHD_Response *render(struct sp_server *srv)
 {
 	size_t cap = srv->size_hint ? srv->size_hint : (size_t)64 * 1024;
@@ -581,6 +657,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*con_cls = &seen;
 		return MHD_YES;
 	}
+	if (srv->api_status) {
+		if (strcmp(url, "/") == 0)
+			return answer_page(srv, c);
+		if (strcmp(url, "/api/status") == 0)
+			return answer_json(srv, c, srv->api_status);
+		if (strcmp(url, "/api/history") == 0 && srv->api_history)
+			return answer_json(srv, c, srv->api_history);
+	}
 	if (strcmp(url, "/") == 0)
 		return mhd_lib.queue(c, MHD_HTTP_OK, srv->r_index);
 	if (strcmp(url, "/metrics") != 0)
@@ -730,6 +814,9 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 	fmt_addr(srv->addr, sizeof srv->addr, &ss);
 	srv->fill = fill;
 	srv->ctx = ctx;
+	srv->api_status = o->api_status;
+	srv->api_history = o->api_history;
+	srv->api_ctx = o->api_ctx;
 	srv->cache_s = o->cache_s;
 	srv->tls = tls;
 	srv->per_ip = o->per_ip ? o->per_ip : 1;

@@ -39,6 +39,12 @@ struct sp_serve_opts {
 	/* basic authentication: every request needs one of these users (n_users 0: none) */
 	const struct sp_serve_user *users;
 	unsigned n_users;
+	/* the live page (out/webpage.h): with api_status set, GET / is the page,
+	 * /api/status and /api/history answer the JSON these write (fill style;
+	 * called from the server's thread, one call at a time, as fill is);
+	 * NULL: / is a link to /metrics, /api/... is 404 */
+	sp_serve_fill_fn api_status, api_history;
+	void *api_ctx;
 };
 #define SP_SERVE_DEFAULT_LISTEN "127.0.0.1:9851"
 #define SP_SERVE_DEFAULT_CACHE_S 1.0
