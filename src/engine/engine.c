@@ -156,6 +156,7 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_lguard lg;
 	struct sp_tree lg_tree;
 	char receipts[1100];
+	struct sp_out rcpt;      /* the receipts file, through the one door (util/fileio.h) */
 	/* the sampling */
 	struct sp_sample sample;
 	struct sp_tree tree;
@@ -381,13 +382,11 @@ static void receipt(struct wl *w, json_t *j)
 	json_decref(j);
 	if (!txt)
 		return;
-	int fd = open(w->receipts, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0) {
+	if (w->rcpt.fd >= 0) {
 		size_t l = strlen(txt);
 		txt[l] = '\n';
-		ssize_t x = sp_write_full(fd, txt, l + 1);
-		(void)x;
-		close(fd);
+		int e = sp_out_write(&w->rcpt, txt, l + 1);
+		(void)e; /* a stalled reader's drops are counted and said at the end */
 	}
 	free(txt);
 }
@@ -658,11 +657,11 @@ static void lg_start(struct wl *w)
 	if (!o->guard_load || !o->argv)
 		return;
 	snprintf(w->receipts, sizeof w->receipts, "%s.receipts.jsonl", w->logname);
-	int fd = open(w->receipts, O_WRONLY | O_CREAT | (w->lg_append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644);
-	if (fd < 0)
-		sp_warn("load guard: '%s': %s; acting without receipts", w->receipts, strerror(errno));
-	else
-		close(fd);
+	/* the one door: a link planted by another user, a block device, a
+	 * hard link to someone else's file are refused; a FIFO never blocks */
+	char msg[1400];
+	if (sp_out_open(&w->rcpt, w->receipts, w->lg_append ? SP_OUT_APPEND : SP_OUT_TRUNC, 0644, msg, sizeof msg) < 0)
+		sp_warn("load guard: %s; acting without receipts", msg[0] ? msg : w->receipts);
 	for (int i = 0; i < 2; i++)
 		sp_ready_init(&w->readyx[i], o->ready_re);
 	w->ready_progress = !o->ready_re && !argv_is_server(w->argv);
@@ -675,14 +674,22 @@ static void lg_start(struct wl *w)
 
 static void lg_end(struct wl *w)
 {
-	if (!w->lthread_on)
-		return;
-	uint64_t one = 1;
-	ssize_t x = write(w->l_stop, &one, sizeof one);
-	(void)x;
-	pthread_join(w->lthread, NULL);
-	w->lthread_on = false;
-	guard_drain(w);
+	bool was_on = w->lthread_on;
+	if (was_on) {
+		uint64_t one = 1;
+		ssize_t x = write(w->l_stop, &one, sizeof one);
+		(void)x;
+		pthread_join(w->lthread, NULL);
+		w->lthread_on = false;
+	}
+	if (w->rcpt.fd >= 0 || w->rcpt.dirfd >= 0) {
+		sp_out_close(&w->rcpt, 0.2);
+		if (sp_out_dropped(&w->rcpt) > 0)
+			sp_warn("'%s': %ld receipts dropped: its reader stopped reading", w->receipts,
+				sp_out_dropped(&w->rcpt));
+	}
+	if (was_on)
+		guard_drain(w);
 }
 
 /* ---- --metrics-listen -------------------------------------------------------------------- */
@@ -980,6 +987,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 {
 	memset(w, 0, sizeof *w);
 	w->o = o;
+	w->rcpt.fd = w->rcpt.dirfd = -1;
 	w->argv = o->argv;
 	w->rate = NAN;
 	w->g_wake = w->g_stop = w->l_stop = -1;
