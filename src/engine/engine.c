@@ -157,6 +157,9 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_tree lg_tree;
 	char receipts[1100];
 	struct sp_out rcpt;      /* the receipts file, through the one door (util/fileio.h) */
+	struct sp_out sum_out;   /* --summary: its folder held from the start (a swapped parent cannot redirect it) */
+	int sum_err;             /* what resolving it at the start said (0 ok) */
+	char sum_msg[1400];
 	/* the sampling */
 	struct sp_sample sample;
 	struct sp_tree tree;
@@ -988,6 +991,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	memset(w, 0, sizeof *w);
 	w->o = o;
 	w->rcpt.fd = w->rcpt.dirfd = -1;
+	w->sum_out.fd = w->sum_out.dirfd = -1;
 	w->argv = o->argv;
 	w->rate = NAN;
 	w->g_wake = w->g_stop = w->l_stop = -1;
@@ -1083,6 +1087,13 @@ static void log_open(struct wl *w)
 	const struct sp_engine_opts *o = w->o;
 	double t0 = sp_mono_now();
 	w->t0 = t0;
+	/* the summary's folder is resolved and held now: written at the end
+	 * relative to it, whatever its path has become by then */
+	if (o->summary_path) {
+		w->sum_err = sp_out_resolve(&w->sum_out, o->summary_path, w->sum_msg, sizeof w->sum_msg);
+		if (w->sum_err < 0)
+			sp_warn("--summary: %s", w->sum_msg);
+	}
 	/* a name of our own is made with O_EXCL: two runs started in the same
 	 * second write two logs */
 	int le = o->log_path ? sp_csvlog_open(&w->log, o->log_path, o->fsync_s, t0)
@@ -1090,8 +1101,11 @@ static void log_open(struct wl *w)
 	const char *logname = w->log.path;
 	snprintf(w->logname, sizeof w->logname, "%s", logname);
 	if (le < 0) {
-		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
-			 o->argv ? "the job runs" : "watching");
+		if (w->log.msg[0])
+			sp_error("%s; %s without a log", w->log.msg, o->argv ? "the job runs" : "watching");
+		else
+			sp_error("'%s': %s; %s without a log", logname, strerror(-le),
+				 o->argv ? "the job runs" : "watching");
 		w->log_warned = true;
 		w->log_ok = w->log.fd >= 0;
 	} else {
@@ -1856,7 +1870,6 @@ static void ladder_free(struct wl *w)
  * written (said). */
 static int summary_write(struct wl *w)
 {
-	const struct sp_engine_opts *o = w->o;
 	json_t *j = sp_summary_json(&w->sum);
 	if (w->oom)
 		ladder_json(w, j);
@@ -1870,8 +1883,12 @@ static int summary_write(struct wl *w)
 		txt = nl;
 		memcpy(txt + tl, "\n", 2);
 	}
-	char msg[1200] = "out of memory";
-	int e = nl ? sp_write_output(o->summary_path, txt, strlen(txt), 0644, msg, sizeof msg) : -ENOMEM;
+	char msg[1400] = "out of memory";
+	int e = !nl ? -ENOMEM : w->sum_err < 0 ? w->sum_err
+		: sp_out_replace(&w->sum_out, txt, strlen(txt), 0644, SP_OUT_STALL_S, false, msg, sizeof msg);
+	if (w->sum_err < 0)
+		snprintf(msg, sizeof msg, "%s", w->sum_msg);
+	sp_out_close(&w->sum_out, 0);
 	free(txt);
 	if (e < 0) {
 		sp_error("--summary: %s", msg);
@@ -1903,6 +1920,9 @@ static int engine_finish(struct wl *w)
 	if (w->log.lost > 0)
 		sp_warn("'%s': %ld rows could not be written", w->log.path, w->log.lost);
 	sp_csvlog_close(&w->log);
+	w->sum.rows_dropped = sp_csvlog_dropped(&w->log);
+	if (w->sum.rows_dropped > 0)
+		sp_warn("'%s': %ld rows dropped: its reader stopped reading", w->log.path, w->sum.rows_dropped);
 	fflush(stdout);
 	sp_summary_print(stderr, &w->sum);
 	if (w->oom)

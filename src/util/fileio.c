@@ -495,8 +495,12 @@ int sp_out_resolve(struct sp_out *o, const char *path, char *msg, size_t cap)
 		if (o->dirfd >= 0)
 			close(o->dirfd);
 		o->dirfd = open_dir(dir, msg, cap);
-		if (o->dirfd < 0)
-			return o->dirfd;
+		if (o->dirfd < 0) {
+			int e = o->dirfd;
+			if (e != -EPERM && e != -EAGAIN)
+				fail_msg(msg, cap, path, e); /* named as the caller named it */
+			return e;
+		}
 		snprintf(o->name, sizeof o->name, "%s", base);
 		if (fstatat(o->dirfd, o->name, &o->st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
@@ -536,6 +540,29 @@ int sp_out_resolve(struct sp_out *o, const char *path, char *msg, size_t cap)
 			return fail_msg(msg, cap, path, -ENAMETOOLONG);
 		memcpy(cur, next, (size_t)w + 1);
 	}
+}
+
+/* sp_out_resolve, a symbolic link at the end refused (-ELOOP) */
+static int resolve_nolink(struct sp_out *o, const char *path, char *msg, size_t cap)
+{
+	out_init(o, path);
+	if (strcmp(path, "-") != 0 && own_fd(path) < 0) {
+		char dir[PATH_MAX];
+		const char *base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		struct stat st;
+		if (dir_of(path, dir, sizeof dir) == 0 && *base && strlen(base) < sizeof o->name) {
+			int dfd = open_dir(dir, msg, cap);
+			int r = dfd >= 0 ? fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) : -1;
+			if (dfd >= 0)
+				close(dfd);
+			if (r == 0 && S_ISLNK(st.st_mode)) {
+				say(msg, cap, "'%s' is a symbolic link: not following it (name the file itself)", path);
+				return -ELOOP;
+			}
+		}
+	}
+	return sp_out_resolve(o, path, msg, cap);
 }
 
 /* what a stream's reader takes now (or within wait_ms, -1: no limit) of
@@ -643,10 +670,12 @@ static void out_drop_dir(struct sp_out *o)
 	o->dirfd = -1;
 }
 
-int sp_out_open(struct sp_out *o, const char *path, enum sp_out_how how, mode_t mode, char *msg, size_t cap)
+int sp_out_open(struct sp_out *o, const char *path, int how, mode_t mode, char *msg, size_t cap)
 {
+	bool nolink = how & SP_OUT_NOLINK;
+	how &= ~SP_OUT_NOLINK;
 	for (int tries = 0;; tries++) {
-		int e = sp_out_resolve(o, path, msg, cap);
+		int e = nolink ? resolve_nolink(o, path, msg, cap) : sp_out_resolve(o, path, msg, cap);
 		if (e < 0) {
 			out_drop_dir(o);
 			return e;

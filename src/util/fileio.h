@@ -70,6 +70,7 @@ enum sp_out_how {
 	SP_OUT_TRUNC,  /* an existing regular file is emptied (in place: the same inode) */
 	SP_OUT_APPEND, /* an existing regular file is appended to */
 	SP_OUT_EXCL,   /* a new name only: -EEXIST when taken */
+	SP_OUT_NOLINK = 8, /* or'ed in: a symbolic link as the last component is refused (-ELOOP), even one of our own */
 };
 struct sp_out {
 	int dirfd;           /* the folder holding the file, held (-1: "-" or a descriptor of ours) */
@@ -89,7 +90,7 @@ struct sp_out {
 /* Resolve path and hold its folder; nothing is written. 0 or -errno with msg. */
 int sp_out_resolve(struct sp_out *o, const char *path, char *msg, size_t msgcap);
 /* Resolve and open for records (a log, receipts). 0 or -errno with msg. */
-int sp_out_open(struct sp_out *o, const char *path, enum sp_out_how how, mode_t mode, char *msg, size_t msgcap);
+int sp_out_open(struct sp_out *o, const char *path, int how, mode_t mode, char *msg, size_t msgcap);
 /* Append one record: whole to a regular file; to a stream into the bounded
  * buffer and on as far as the reader takes without waiting. A record that
  * does not fit the buffer is dropped (counted): -EAGAIN. 0 or -errno. */
