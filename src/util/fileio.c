@@ -907,6 +907,11 @@ long sp_out_dropped(const struct sp_out *o)
 	return o->dropped;
 }
 
+void sp_out_walk_only(bool on)
+{
+	no_openat2 = on;
+}
+
 int sp_write_output(const char *path, const void *data, size_t len, mode_t mode, char *msg, size_t cap)
 {
 	struct sp_out *o = malloc(sizeof *o);

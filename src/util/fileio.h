@@ -113,6 +113,8 @@ void sp_out_unlink(struct sp_out *o);
 void sp_out_close(struct sp_out *o, double wait_s);
 /* How many records were dropped; 0 for files. */
 long sp_out_dropped(const struct sp_out *o);
+/* For tests: resolve as on a kernel without openat2 (the component walk). */
+void sp_out_walk_only(bool on);
 
 /* One write of a whole file the user named (report --svg/--html, run/watch
  * --summary, metrics --textfile, the ladder's state): sp_out_resolve then
