@@ -588,9 +588,8 @@ static ssize_t push(struct sp_out *o, const char *data, size_t n, int wait_ms)
 			if (chunk > PIPE_BUF)
 				chunk = PIPE_BUF;
 		}
-		ssize_t w = -1;
 		if (ready) {
-			w = write(o->fd, data + done, chunk);
+			ssize_t w = write(o->fd, data + done, chunk);
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w < 0 && errno != EAGAIN)

@@ -189,9 +189,11 @@ static int distinct_paths(const struct sp_option *const *all, int n, char *err, 
 			continue;
 		const char *a = *(const char *const *)all[i]->target;
 		for (int k = 0; a && k < n; k++) {
-			if (k == i || !all[k]->target || !(all[k]->flags & (SP_OPTF_OUT | SP_OPTF_IN)) ||
-			    ((all[k]->flags & SP_OPTF_OUT) && k < i))
+			if (k == i || !all[k]->target)
 				continue;
+			unsigned fk = all[k]->flags;
+			if (!(fk & (SP_OPTF_OUT | SP_OPTF_IN)) || ((fk & SP_OPTF_OUT) && k < i))
+				continue; /* a pair of outputs is checked once */
 			const char *b = *(const char *const *)all[k]->target;
 			if (!b || ((all[k]->flags & SP_OPTF_IN) && strcmp(b, "-") == 0))
 				continue; /* an input "-" is standard input */
