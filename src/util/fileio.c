@@ -430,7 +430,9 @@ static int out_judge(struct sp_out *o, char *msg, size_t cap)
 	}
 	if (S_ISDIR(st->st_mode))
 		return fail_msg(msg, cap, o->path, -EISDIR);
-	if (S_ISREG(st->st_mode) && st->st_nlink > 1) {
+	/* a hard link: only where we open by name (a descriptor we were handed,
+	 * standard output, was opened by the caller's shell, not by us) */
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1 && o->dirfd >= 0) {
 		struct stat dst;
 		bool open_dir_w = o->dirfd >= 0 && fstat(o->dirfd, &dst) == 0 && (dst.st_mode & (S_IWGRP | S_IWOTH));
 		if (st->st_uid != geteuid() || open_dir_w) {
