@@ -1091,7 +1091,8 @@ static void log_open(struct wl *w)
 	 * relative to it, whatever its path has become by then */
 	if (o->summary_path) {
 		w->sum_err = sp_out_resolve(&w->sum_out, o->summary_path, w->sum_msg, sizeof w->sum_msg);
-		if (w->sum_err < 0)
+		/* a folder the job itself will make is looked up again at the end */
+		if (w->sum_err < 0 && w->sum_err != -ENOENT)
 			sp_warn("--summary: %s", w->sum_msg);
 	}
 	/* a name of our own is made with O_EXCL: two runs started in the same
@@ -1884,6 +1885,10 @@ static int summary_write(struct wl *w)
 		memcpy(txt + tl, "\n", 2);
 	}
 	char msg[1400] = "out of memory";
+	if (w->sum_err == -ENOENT) {
+		sp_out_close(&w->sum_out, 0);
+		w->sum_err = sp_out_resolve(&w->sum_out, w->o->summary_path, w->sum_msg, sizeof w->sum_msg);
+	}
 	int e = !nl ? -ENOMEM : w->sum_err < 0 ? w->sum_err
 		: sp_out_replace(&w->sum_out, txt, strlen(txt), 0644, SP_OUT_STALL_S, false, msg, sizeof msg);
 	if (w->sum_err < 0)
