@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Small, bounded, EINTR-safe file helpers. No allocation. */
+/* Small, bounded, EINTR-safe file helpers, and the one door every written
+ * file goes through (struct sp_out). No allocation but sp_write_output's
+ * one struct sp_out. */
 #ifndef SP_FILEIO_H
 #define SP_FILEIO_H
 #include <stdbool.h>
