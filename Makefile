@@ -260,9 +260,12 @@ $(BUILD)/bench/sampler_cost: bench/sampler_cost.c $(LIB)
 
 # what `make check` adds to the unit and CLI suites
 # the include edges go down the layers and only src/probe/ names /proc, /sys
-# and /dev/kmsg paths (the ranks: scripts/check-layers.sh, docs/ARCHITECTURE.md)
+# and /dev/kmsg paths (the ranks: scripts/check-layers.sh, docs/ARCHITECTURE.md);
+# no file is opened for writing outside the one door, src/util/fileio.c
+# (scripts/check-writes.sh)
 layers:
 	@scripts/check-layers.sh && echo "layers: ok"
+	@scripts/check-writes.sh && echo "writes: ok (one door)"
 
 check-extra: all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory layers

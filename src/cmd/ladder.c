@@ -105,7 +105,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	const struct sp_option table[] = {
 		SP_OPT_GROUP("options:"),
-		SP_OPT_STRING("log", &o->log, "FILE", "the failed job's output (- for stdin), read streaming"),
+		SP_OPT_IN_PATH("log", &o->log, "FILE", "the failed job's output (- for stdin), read streaming"),
 		SP_OPT_CALLBACK("job", &o->job, "NAME", opt_job,
 				"whose ladder (default: from the log's path, else the working\n"
 				"directory); state in $XDG_STATE_HOME/sparkops/"),
@@ -114,7 +114,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		SP_OPT_CALLBACK("apply", &o->apply, "1", opt_apply,
 				"do rung 1 now: sync, then 3 into /proc/sys/vm/drop_caches (root),\n"
 				"and report what it freed; rungs 2-4 change the job and are printed"),
-		SP_OPT_PATH("evict", &o->evict, "PATH",
+		SP_OPT_IN_PATH("evict", &o->evict, "PATH",
 			    "--apply 1 without root: evict the page cache of your own\n"
 			    "files under PATH (a model folder) instead of flushing"),
 		SP_OPT_FLAG(0, "force", &o->force, "flush even while 'sparkops run' or 'sparkops watch' is watching a job"),

@@ -46,7 +46,7 @@ static int parse_opts(int argc, char **argv, struct metrics_opts *o)
 	o->interval = 0;
 	const struct sp_option table[] = {
 		SP_OPT_GROUP("options:"),
-		SP_OPT_STRING("textfile", &o->dir, "DIR",
+		SP_OPT_OUT_DIR("textfile", &o->dir, "DIR",
 			      "write DIR/sparkops.prom atomically (node_exporter's textfile\n"
 			      "collector) instead of printing to stdout"),
 		SP_OPT_DURATION("interval", &o->interval, "DURATION", 0.1, 86400, 0,

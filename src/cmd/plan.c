@@ -128,7 +128,7 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("model (one of):"),
 		SP_OPT_TEXT("MODEL", "a Hugging Face folder, a config.json, a .gguf file or a catalog name"),
-		SP_OPT_STRING("config", &a->config, "FILE", "a config.json alone"),
+		SP_OPT_IN_PATH("config", &a->config, "FILE", "a config.json alone"),
 		SP_OPT_CALLBACK("params", &a->params, "N", opt_params,
 				"a bare parameter count (70e9, 8B): a Llama-like shape is assumed"),
 		SP_OPT_FLAG(0, "list-models", &a->list, "list the built-in catalog and exit"),

@@ -263,8 +263,8 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	const struct sp_option table[] = {
 		SP_OPT_GROUP("options:"),
 		SP_OPT_FLAG(0, "json", &o->json, "the summary as one JSON object"),
-		SP_OPT_STRING("svg", &o->svg_path, "FILE", "write the chart as a self-contained SVG"),
-		SP_OPT_STRING("html", &o->html_path, "FILE", "write one HTML page with the summary table and the chart"),
+		SP_OPT_OUT_PATH("svg", &o->svg_path, "FILE", "write the chart as a self-contained SVG"),
+		SP_OPT_OUT_PATH("html", &o->html_path, "FILE", "write one HTML page with the summary table and the chart"),
 		SP_OPT_INT("width", &o->width, "N", SP_SVG_MIN_WIDTH, SP_SVG_MAX_WIDTH, "chart width in pixels (default 1200)"),
 		SP_OPT_INT("height", &o->height, "N", SP_SVG_MIN_HEIGHT, SP_SVG_MAX_HEIGHT,
 			   "chart height in pixels (default 920)"),
@@ -273,7 +273,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			      "09:40 (the log's first day), or Unix seconds; times without\n"
 			      "an offset are in the log's own UTC offset"),
 		SP_OPT_STRING("to", &o->to_s, "T", "chart and summarise only up to T (same forms)"),
-		SP_OPT_STRING("training-log", &o->tlog, "FILE", "mark the timestamped lines of a training log (- for stdin)"),
+		SP_OPT_IN_PATH("training-log", &o->tlog, "FILE", "mark the timestamped lines of a training log (- for stdin)"),
 		SP_OPT_STRING("training-regex", &o->tre, "RE",
 			      "POSIX extended regex; its first group is the timestamp\n"
 			      "(default: 'YYYY-MM-DD HH:MM:SS[,.mmm]' anywhere in the line)"),
@@ -292,6 +292,13 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	o->log = argv[i];
 	if (o->tlog && strcmp(o->tlog, "-") == 0 && strcmp(o->log, "-") == 0)
 		sp_usage_error("report", "stdin cannot be both the log and the training log ('-' twice)");
+	/* the log read is an input too: no chart may replace it (the options
+	 * among themselves are checked by the option table) */
+	char why[2400];
+	const char *outs[2][2] = { { "--svg", o->svg_path }, { "--html", o->html_path } };
+	for (int k = 0; k < 2 && strcmp(o->log, "-") != 0; k++)
+		if (sp_out_distinct(outs[k][0], outs[k][1], "the log", o->log, why, sizeof why) < 0)
+			sp_usage_error("report", "%s '%s' is the log itself: not overwriting it", outs[k][0], outs[k][1]);
 	return 1;
 }
 

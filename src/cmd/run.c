@@ -148,7 +148,7 @@ int cmd_run(int argc, char **argv)
 				"another job's first progress update)"),
 		SP_OPT_DURATION("guard-deadline", &o.load_deadline_s, "DURATION", 0, 0, SP_OPTF_LO_OPEN,
 				"load guard: stop acting after DURATION (default 45m)"),
-		SP_OPT_PATH("guard-stop-file", &o.load_stop_file, "PATH",
+		SP_OPT_IN_PATH("guard-stop-file", &o.load_stop_file, "PATH",
 			    "load guard: stop acting once PATH exists"),
 		SP_OPT_GROUP("automatic retry of an out-of-memory failure (the ladder's rungs 1 and 2):"),
 		SP_OPT_FLAG(0, "ladder", &o.ladder.on,

@@ -31,4 +31,9 @@ void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd)
 	char why[2400];
 	if (sp_csvlog_check(o->log_path, o->summary_path, why, sizeof why) < 0)
 		sp_usage_error(cmd, "%s", why);
+	/* run --guard-load writes LOG.receipts.jsonl beside the log */
+	char rc[1100];
+	if (o->guard_load && o->log_path && snprintf(rc, sizeof rc, "%s.receipts.jsonl", o->log_path) < (int)sizeof rc &&
+	    sp_out_distinct("--summary", o->summary_path, "the load guard's receipts", rc, why, sizeof why) < 0)
+		sp_usage_error(cmd, "%s", why);
 }

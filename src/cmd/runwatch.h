@@ -23,8 +23,8 @@ void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
 #define SP_OPT_RUNWATCH(o)                                                                                     \
 	SP_OPT_DURATION("interval", &(o)->interval_s, "S", 0.05, 0, 0,                                         \
 			"sample every S seconds (default 30; 1 is cheap)"),                                    \
-	SP_OPT_STRING("log", &(o)->log_path, "FILE", "the CSV log (default sparkops-YYYYmmdd-HHMMSS.csv here)"), \
-	SP_OPT_STRING("summary", &(o)->summary_path, "FILE", "also write the end summary as JSON to FILE"),      \
+	SP_OPT_OUT_PATH("log", &(o)->log_path, "FILE", "the CSV log (default sparkops-YYYYmmdd-HHMMSS.csv here)"), \
+	SP_OPT_OUT_PATH("summary", &(o)->summary_path, "FILE", "also write the end summary as JSON to FILE"),      \
 	SP_OPT_DURATION("fsync-interval", &(o)->fsync_s, "S", 0, 0, 0,                                         \
 			"fsync the log at most every S seconds (default 60)"),                                 \
 	SP_OPT_DURATION("baseline-window", &(o)->baseline_window_s, "S", 0, 0, 0,                              \

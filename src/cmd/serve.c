@@ -189,7 +189,7 @@ static int parse_opts(int argc, char **argv, struct sp_serve_opts *so, struct sp
 		SP_OPT_FLAG(0, "allow-remote", &cli->allow_remote,
 			    "let --listen take an address other machines can reach: they\n"
 			    "can then read process names, pids, cgroups and the GPU"),
-		SP_OPT_PATH("web-config", &cli->web_config, "FILE",
+		SP_OPT_IN_PATH("web-config", &cli->web_config, "FILE",
 			    "TLS and basic authentication, the format of node_exporter's\n"
 			    "web.config.file: tls_server_config {cert_file, key_file},\n"
 			    "basic_auth_users {USER: BCRYPT-HASH}; other keys are refused"),

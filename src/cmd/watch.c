@@ -48,7 +48,7 @@ int cmd_watch(int argc, char **argv)
 		SP_OPT_CALLBACK("pid", &o.pid, "PID", opt_pid, "tie the watch to a running job: its memory, its end"),
 		SP_OPT_DURATION("duration", &o.duration_s, "S", 0, 0, SP_OPTF_LO_OPEN, "stop after S seconds"),
 		SP_OPT_CALLBACK("count", &o.count, "N", opt_count, "stop after N samples"),
-		SP_OPT_PATH("follow", &o.follow_path, "FILE",
+		SP_OPT_IN_PATH("follow", &o.follow_path, "FILE",
 			    "read the job's log FILE as tail -F does (from its end,\n"
 			    "through rotation and truncation): its tqdm bars and\n"
 			    "Trainer dicts are the throughput"),

@@ -159,6 +159,10 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_lguard lg;
 	struct sp_tree lg_tree;
 	char receipts[1100];
+	struct sp_out rcpt;      /* the receipts file, through the one door (util/fileio.h) */
+	struct sp_out sum_out;   /* --summary: its folder held from the start (a swapped parent cannot redirect it) */
+	int sum_err;             /* what resolving it at the start said (0 ok) */
+	char sum_msg[1400];
 	/* the sampling */
 	struct sp_sample sample;
 	struct sp_tree tree;
@@ -384,13 +388,11 @@ static void receipt(struct wl *w, json_t *j)
 	json_decref(j);
 	if (!txt)
 		return;
-	int fd = open(w->receipts, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0) {
+	if (w->rcpt.fd >= 0) {
 		size_t l = strlen(txt);
 		txt[l] = '\n';
-		ssize_t x = sp_write_full(fd, txt, l + 1);
-		(void)x;
-		close(fd);
+		int e = sp_out_write(&w->rcpt, txt, l + 1);
+		(void)e; /* a stalled reader's drops are counted and said at the end */
 	}
 	free(txt);
 }
@@ -661,11 +663,11 @@ static void lg_start(struct wl *w)
 	if (!o->guard_load || !o->argv)
 		return;
 	snprintf(w->receipts, sizeof w->receipts, "%s.receipts.jsonl", w->logname);
-	int fd = open(w->receipts, O_WRONLY | O_CREAT | (w->lg_append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644);
-	if (fd < 0)
-		sp_warn("load guard: '%s': %s; acting without receipts", w->receipts, strerror(errno));
-	else
-		close(fd);
+	/* the one door: a link planted by another user, a block device, a
+	 * hard link to someone else's file are refused; a FIFO never blocks */
+	char msg[1400];
+	if (sp_out_open(&w->rcpt, w->receipts, w->lg_append ? SP_OUT_APPEND : SP_OUT_TRUNC, 0644, msg, sizeof msg) < 0)
+		sp_warn("load guard: %s; acting without receipts", msg[0] ? msg : w->receipts);
 	for (int i = 0; i < 2; i++)
 		sp_ready_init(&w->readyx[i], o->ready_re);
 	w->ready_progress = !o->ready_re && !argv_is_server(w->argv);
@@ -678,14 +680,22 @@ static void lg_start(struct wl *w)
 
 static void lg_end(struct wl *w)
 {
-	if (!w->lthread_on)
-		return;
-	uint64_t one = 1;
-	ssize_t x = write(w->l_stop, &one, sizeof one);
-	(void)x;
-	pthread_join(w->lthread, NULL);
-	w->lthread_on = false;
-	guard_drain(w);
+	bool was_on = w->lthread_on;
+	if (was_on) {
+		uint64_t one = 1;
+		ssize_t x = write(w->l_stop, &one, sizeof one);
+		(void)x;
+		pthread_join(w->lthread, NULL);
+		w->lthread_on = false;
+	}
+	if (w->rcpt.fd >= 0 || w->rcpt.dirfd >= 0) {
+		sp_out_close(&w->rcpt, 0.2);
+		if (sp_out_dropped(&w->rcpt) > 0)
+			sp_warn("'%s': %ld receipts dropped: its reader stopped reading", w->receipts,
+				sp_out_dropped(&w->rcpt));
+	}
+	if (was_on)
+		guard_drain(w);
 }
 
 /* ---- --metrics-listen -------------------------------------------------------------------- */
@@ -1009,6 +1019,8 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 {
 	memset(w, 0, sizeof *w);
 	w->o = o;
+	w->rcpt.fd = w->rcpt.dirfd = -1;
+	w->sum_out.fd = w->sum_out.dirfd = -1;
 	w->argv = o->argv;
 	w->rate = NAN;
 	w->gpu_gone_wall = NAN;
@@ -1105,6 +1117,14 @@ static void log_open(struct wl *w)
 	const struct sp_engine_opts *o = w->o;
 	double t0 = sp_mono_now();
 	w->t0 = t0;
+	/* the summary's folder is resolved and held now: written at the end
+	 * relative to it, whatever its path has become by then */
+	if (o->summary_path) {
+		w->sum_err = sp_out_resolve(&w->sum_out, o->summary_path, w->sum_msg, sizeof w->sum_msg);
+		/* a folder the job itself will make is looked up again at the end */
+		if (w->sum_err < 0 && w->sum_err != -ENOENT)
+			sp_warn("--summary: %s", w->sum_msg);
+	}
 	/* a name of our own is made with O_EXCL: two runs started in the same
 	 * second write two logs */
 	int le = o->log_path ? sp_csvlog_open(&w->log, o->log_path, o->fsync_s, t0)
@@ -1112,8 +1132,11 @@ static void log_open(struct wl *w)
 	const char *logname = w->log.path;
 	snprintf(w->logname, sizeof w->logname, "%s", logname);
 	if (le < 0) {
-		sp_error("'%s': %s; %s without a log", logname, strerror(-le),
-			 o->argv ? "the job runs" : "watching");
+		if (w->log.msg[0])
+			sp_error("%s; %s without a log", w->log.msg, o->argv ? "the job runs" : "watching");
+		else
+			sp_error("'%s': %s; %s without a log", logname, strerror(-le),
+				 o->argv ? "the job runs" : "watching");
 		w->log_warned = true;
 		w->log_ok = w->log.fd >= 0;
 	} else {
@@ -1916,7 +1939,6 @@ static void ladder_free(struct wl *w)
  * written (said). */
 static int summary_write(struct wl *w)
 {
-	const struct sp_engine_opts *o = w->o;
 	json_t *j = sp_summary_json(&w->sum);
 	if (w->oom)
 		ladder_json(w, j);
@@ -1930,8 +1952,16 @@ static int summary_write(struct wl *w)
 		txt = nl;
 		memcpy(txt + tl, "\n", 2);
 	}
-	char msg[1200] = "out of memory";
-	int e = nl ? sp_write_output(o->summary_path, txt, strlen(txt), 0644, msg, sizeof msg) : -ENOMEM;
+	char msg[1400] = "out of memory";
+	if (w->sum_err == -ENOENT) {
+		sp_out_close(&w->sum_out, 0);
+		w->sum_err = sp_out_resolve(&w->sum_out, w->o->summary_path, w->sum_msg, sizeof w->sum_msg);
+	}
+	int e = !nl ? -ENOMEM : w->sum_err < 0 ? w->sum_err
+		: sp_out_replace(&w->sum_out, txt, strlen(txt), 0644, SP_OUT_STALL_S, false, msg, sizeof msg);
+	if (w->sum_err < 0)
+		snprintf(msg, sizeof msg, "%s", w->sum_msg);
+	sp_out_close(&w->sum_out, 0);
 	free(txt);
 	if (e < 0) {
 		sp_error("--summary: %s", msg);
@@ -1963,6 +1993,9 @@ static int engine_finish(struct wl *w)
 	if (w->log.lost > 0)
 		sp_warn("'%s': %ld rows could not be written", w->log.path, w->log.lost);
 	sp_csvlog_close(&w->log);
+	w->sum.rows_dropped = sp_csvlog_dropped(&w->log);
+	if (w->sum.rows_dropped > 0)
+		sp_warn("'%s': %ld rows dropped: its reader stopped reading", w->log.path, w->sum.rows_dropped);
 	fflush(stdout);
 	sp_summary_print(stderr, &w->sum);
 	if (w->oom)

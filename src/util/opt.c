@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The declarative option table (opt.h): getopt_long, --help, validation. */
 #include "util/opt.h"
+
+#include "util/fileio.h"
 #include "util/msg.h"
 #include "util/paths.h"
 #include "util/units.h"
@@ -177,6 +179,34 @@ static int collect(const struct sp_option *opts, const struct sp_option **all, i
 	return n;
 }
 
+/* One file named as two outputs, or as an output and an input: -1 and the
+ * one-line error (the summary would replace the log, the chart the training
+ * log it marks). */
+static int distinct_paths(const struct sp_option *const *all, int n, char *err, size_t errlen)
+{
+	for (int i = 0; i < n; i++) {
+		if (!(all[i]->flags & SP_OPTF_OUT) || !all[i]->target)
+			continue;
+		const char *a = *(const char *const *)all[i]->target;
+		for (int k = 0; a && k < n; k++) {
+			if (k == i || !all[k]->target)
+				continue;
+			unsigned fk = all[k]->flags;
+			if (!(fk & (SP_OPTF_OUT | SP_OPTF_IN)) || ((fk & SP_OPTF_OUT) && k < i))
+				continue; /* a pair of outputs is checked once */
+			const char *b = *(const char *const *)all[k]->target;
+			if (!b || ((all[k]->flags & SP_OPTF_IN) && strcmp(b, "-") == 0))
+				continue; /* an input "-" is standard input */
+			char wa[80], wb[80];
+			snprintf(wa, sizeof wa, "--%s", all[i]->long_name);
+			snprintf(wb, sizeof wb, "--%s", all[k]->long_name);
+			if (sp_out_distinct(wa, a, wb, b, err, errlen) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, int argc, char **argv,
 		   char *err, size_t errlen)
 {
@@ -238,6 +268,8 @@ int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, 
 		if (o->target == &root_procfs || o->target == &root_sysfs)
 			sp_paths_init(root_procfs, root_sysfs);
 	}
+	if (distinct_paths(all, n, err, errlen) < 0)
+		return -2;
 	return optind;
 }
 
@@ -325,7 +357,10 @@ void sp_opt_list(const struct sp_option *opts, FILE *f)
 	const struct sp_option *all[MAX_OPTS];
 	int n = collect(opts, all, MAX_OPTS);
 	for (int i = 0; i < n; i++)
-		if (!(all[i]->flags & SP_OPTF_HIDDEN))
-			fprintf(f, "--%s%s%s\n", all[i]->long_name, takes_value(all[i]) && all[i]->argh ? " " : "",
-			takes_value(all[i]) && all[i]->argh ? all[i]->argh : "");
+		if (!(all[i]->flags & SP_OPTF_HIDDEN)) {
+			unsigned fl = all[i]->flags;
+			const char *what = fl & SP_OPTF_OUT ? " out" : fl & SP_OPTF_OUTDIR ? " out-dir" : fl & SP_OPTF_IN ? " in" : "";
+			fprintf(f, "--%s%s%s%s\n", all[i]->long_name, takes_value(all[i]) && all[i]->argh ? " " : "",
+				takes_value(all[i]) && all[i]->argh ? all[i]->argh : "", what);
+		}
 }

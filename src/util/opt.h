@@ -45,6 +45,14 @@ enum sp_opt_kind {
 #define SP_OPTF_LO_OPEN 1u /* the value must be > lo, not >= lo */
 #define SP_OPTF_HIDDEN 2u  /* parsed, not listed in --help */
 #define SP_OPTF_NOARG 4u   /* a callback that takes no value (cb gets NULL) */
+/* What a path option is to the file system (SP_OPTK_PATH): the parser
+ * refuses one file named as two outputs, or as an output and an input, of
+ * one command (exit 2); --sparkops-options lists the word after the value's
+ * name ("--svg FILE out"), which tests/cli/test_attack_outputs.sh reads to
+ * run every output option through its attack matrix. */
+#define SP_OPTF_OUT 16u    /* a file sparkops writes ("out") */
+#define SP_OPTF_OUTDIR 32u /* a folder sparkops writes a file into ("out-dir") */
+#define SP_OPTF_IN 64u     /* a file sparkops reads ("in") */
 
 struct sp_option {
 	enum sp_opt_kind kind;
@@ -78,6 +86,12 @@ struct sp_option {
 #define SP_OPT_ENUM(l, t, a, w, h) { .kind = SP_OPTK_ENUM, .long_name = (l), .target = (t), .argh = (a), .words = (w), .help = (h) }
 #define SP_OPT_STRING(l, t, a, h) { .kind = SP_OPTK_STRING, .long_name = (l), .target = (t), .argh = (a), .help = (h) }
 #define SP_OPT_PATH(l, t, a, h) { .kind = SP_OPTK_PATH, .long_name = (l), .target = (t), .argh = (a), .help = (h) }
+#define SP_OPT_OUT_PATH(l, t, a, h) \
+	{ .kind = SP_OPTK_PATH, .long_name = (l), .target = (t), .argh = (a), .help = (h), .flags = SP_OPTF_OUT }
+#define SP_OPT_OUT_DIR(l, t, a, h) \
+	{ .kind = SP_OPTK_PATH, .long_name = (l), .target = (t), .argh = (a), .help = (h), .flags = SP_OPTF_OUTDIR }
+#define SP_OPT_IN_PATH(l, t, a, h) \
+	{ .kind = SP_OPTK_PATH, .long_name = (l), .target = (t), .argh = (a), .help = (h), .flags = SP_OPTF_IN }
 #define SP_OPT_CALLBACK(l, t, a, f, h) { .kind = SP_OPTK_CALLBACK, .long_name = (l), .target = (t), .argh = (a), .cb = (f), .help = (h) }
 #define SP_OPT_CALLBACK_NOARG(l, t, f, h) \
 	{ .kind = SP_OPTK_CALLBACK, .long_name = (l), .target = (t), .cb = (f), .help = (h), .flags = SP_OPTF_NOARG }
@@ -110,7 +124,9 @@ int sp_opt_parse_r(const struct sp_cmdspec *spec, const struct sp_option *opts, 
 /* The help text generated from the table, into f. */
 void sp_opt_help(const struct sp_cmdspec *spec, const struct sp_option *opts, FILE *f);
 
-/* Every long option a table accepts, one per line with its kind and value
- * name ("--reserve SIZE"), common ones included: the docs test reads it. */
+/* Every long option a table accepts, one per line with its value's name
+ * ("--reserve SIZE") and, for a path, what it is ("--svg FILE out",
+ * "--textfile DIR out-dir", "--follow FILE in"), common ones included: the
+ * docs test and the output attack matrix read it. */
 void sp_opt_list(const struct sp_option *opts, FILE *f);
 #endif

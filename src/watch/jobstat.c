@@ -251,15 +251,23 @@ int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid)
 {
 	char dir[256], why[300];
 	f->on = false;
+	f->out.fd = f->out.dirfd = -1;
 	if (sp_jobstat_dir(dir, sizeof dir, true, why, sizeof why) < 0)
 		return -EACCES;
 	int k = snprintf(f->path, sizeof f->path, "%s/%d", dir, (int)pid);
-	int k2 = snprintf(f->tmp, sizeof f->tmp, "%s/.%d.tmp", dir, (int)pid);
-	if (k < 0 || (size_t)k >= sizeof f->path || k2 < 0 || (size_t)k2 >= sizeof f->tmp)
+	if (k < 0 || (size_t)k >= sizeof f->path)
 		return -ENAMETOOLONG;
+	/* the folder is resolved and held once: every write is relative to it */
+	int e = sp_out_resolve(&f->out, f->path, NULL, 0);
+	if (e < 0) {
+		sp_out_close(&f->out, 0);
+		return e;
+	}
+	if (f->out.stream) {
+		sp_out_close(&f->out, 0);
+		return -EINVAL; /* not a file of ours: nothing is written */
+	}
 	f->on = true;
-	f->fd = -1;
-	f->len = 0;
 	f->seq = 0;
 	return 0;
 }
@@ -276,50 +284,31 @@ int sp_jobstat_write(struct sp_jobstat_file *f, const struct sp_jobstat *j)
 		return -EOVERFLOW;
 	/* no fsync: the file describes a live process and dies with it */
 	struct stat st;
-	if (f->fd >= 0 && (fstat(f->fd, &st) < 0 || st.st_nlink == 0)) {
-		close(f->fd); /* unlinked under us: made anew below */
-		f->fd = -1;
+	if (f->out.fd >= 0 && (fstat(f->out.fd, &st) < 0 || st.st_nlink == 0)) {
+		close(f->out.fd); /* unlinked under us: made anew below */
+		f->out.fd = -1;
 	}
-	if (f->fd >= 0) {
-		ssize_t w = pwrite(f->fd, buf, (size_t)len, 0);
-		int e = w == (ssize_t)len ? 0 : w < 0 ? -errno : -EIO;
-		if (e == 0 && (size_t)len < f->len && ftruncate(f->fd, len) < 0)
-			e = -errno;
-		if (e == 0) {
-			f->len = (size_t)len;
+	if (f->out.fd >= 0) {
+		int e = sp_out_rewrite(&f->out, buf, (size_t)len);
+		if (e == 0)
 			return 0;
-		}
-		close(f->fd); /* a failing file: try a new one next time */
-		f->fd = -1;
+		close(f->out.fd); /* a failing file: try a new one next time */
+		f->out.fd = -1;
 		return e;
 	}
-	/* the first write (or after a failure): a whole file renamed into place */
-	int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	fchmod(fd, 0644); /* whatever the umask says: top of another user may read it */
-	int e = sp_write_full(fd, buf, (size_t)len) == (ssize_t)len ? 0 : -EIO;
-	if (e == 0 && rename(f->tmp, f->path) < 0)
-		e = -errno;
-	if (e < 0) {
-		close(fd);
-		unlink(f->tmp);
-		return e;
-	}
-	f->fd = fd; /* the file now at path: later writes go through it */
-	f->len = (size_t)len;
-	return 0;
+	/* the first write (or after a failure): a whole file renamed into place
+	 * in the held folder, 0644 whatever the umask (top of another user may
+	 * read it), kept open for the later writes */
+	f->out.type = 0;
+	return sp_out_replace(&f->out, buf, (size_t)len, 0644, 0, true, NULL, 0);
 }
 
 void sp_jobstat_close(struct sp_jobstat_file *f)
 {
 	if (!f->on)
 		return;
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
-	unlink(f->path);
-	unlink(f->tmp);
+	sp_out_unlink(&f->out);
+	sp_out_close(&f->out, 0);
 	f->on = false;
 }
 

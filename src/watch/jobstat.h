@@ -16,6 +16,8 @@
 #ifndef SP_JOBSTAT_H
 #define SP_JOBSTAT_H
 #include <stdbool.h>
+
+#include "util/fileio.h"
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -63,10 +65,9 @@ int sp_jobstat_dir(char *buf, size_t n, bool create, char *why, size_t whylen);
  * (a cleaner of /tmp) is made anew. */
 struct sp_jobstat_file {
 	bool on;
-	int fd;                /* the file, once made; -1 before */
-	size_t len;            /* what the last write left in it */
 	unsigned long seq;
-	char path[300], tmp[310];
+	char path[300];
+	struct sp_out out;     /* the one door (util/fileio.h): the folder held, the file kept open once made */
 };
 /* 0, or -errno (nothing will be written; the reason is said once by the caller) */
 int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid);

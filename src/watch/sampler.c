@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,45 +15,29 @@
 
 static int put(struct sp_csvlog *l, const char *buf, size_t n)
 {
-	size_t done = 0;
-	while (done < n) {
-		ssize_t w = write(l->fd, buf + done, n - done);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (done)
-				l->partial = true;
-			return -errno;
-		}
-		if (w == 0) {
-			l->partial = done > 0;
-			return -ENOSPC;
-		}
-		done += (size_t)w;
-	}
-	return 0;
+	int e = sp_out_write(&l->out, buf, n);
+	if (e < 0 && l->out.cut)
+		l->partial = true;
+	return e;
 }
 
 static int start(struct sp_csvlog *l, const char *path, double fsync_s, double now, int excl)
 {
-	memset(l, 0, sizeof *l);
+	memset(l, 0, offsetof(struct sp_csvlog, out));
 	l->fd = -1;
 	snprintf(l->path, sizeof l->path, "%s", path);
 	l->fsync_s = fsync_s;
 	l->last_fsync = now;
-	/* O_NOFOLLOW: a link planted where the log goes must not make root
-	 * truncate the file it points at; O_NONBLOCK: a FIFO without a reader
-	 * fails (ENXIO) instead of hanging */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK |
-				    (excl ? O_EXCL : O_TRUNC), 0644);
-	if (fd < 0)
-		return l->err = errno, -errno;
-	(void)sp_fd_blocking(fd);
-	l->fd = fd;
+	/* the one door: no link planted where the log goes, no block device,
+	 * the folder held; a FIFO without a reader fails (ENXIO) at once */
+	int e = sp_out_open(&l->out, path, (excl ? SP_OUT_EXCL : SP_OUT_TRUNC) | SP_OUT_NOLINK, 0644, l->msg, sizeof l->msg);
+	if (e < 0)
+		return l->err = -e, e;
+	l->fd = l->out.fd;
 	char h[2048];
 	size_t n = sp_logrow_header(h, sizeof h);
 	int r = put(l, h, n);
-	if (r < 0) {
+	if (r < 0 && r != -EAGAIN) {
 		l->err = -r;
 		return r;
 	}
@@ -121,6 +106,13 @@ int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now)
 	bool was_partial = l->partial;
 	l->partial = false;
 	int e = put(l, p, n);
+	if (e == -EAGAIN) {
+		/* a stream whose reader stalled: the row is dropped (counted by
+		 * the door), the log goes on; not a failure of the log */
+		if (was_partial && !l->partial)
+			l->partial = true;
+		return 0;
+	}
 	if (e < 0) {
 		if (was_partial && !l->partial)
 			l->partial = true;
@@ -130,7 +122,7 @@ int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now)
 	}
 	l->err = 0;
 	l->rows++;
-	if (l->fsync_s >= 0 && now - l->last_fsync >= l->fsync_s) {
+	if (l->fsync_s >= 0 && now - l->last_fsync >= l->fsync_s && !l->out.stream) {
 		fdatasync(l->fd);
 		l->last_fsync = now;
 	}
@@ -139,11 +131,15 @@ int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now)
 
 void sp_csvlog_close(struct sp_csvlog *l)
 {
-	if (l->fd >= 0) {
+	if (l->fd >= 0 && !l->out.stream)
 		fdatasync(l->fd);
-		close(l->fd);
-	}
+	sp_out_close(&l->out, 0.5); /* a slow reader gets half a second for what is held */
 	l->fd = -1;
+}
+
+long sp_csvlog_dropped(const struct sp_csvlog *l)
+{
+	return sp_out_dropped(&l->out);
 }
 
 void sp_evstate_init(struct sp_evstate *e)

@@ -8,22 +8,28 @@
 #define SP_SAMPLER_H
 #include "probe/sample.h"
 #include "watch/logrow.h"
+#include "util/fileio.h"
 
 #include <stdbool.h>
 
 #define SP_DEFAULT_FSYNC_S 60.0
 
 struct sp_csvlog {
-	int fd;               /* -1: no log */
+	int fd;               /* -1: no log (out.fd, for readers) */
 	char path[1024];
 	double fsync_s, last_fsync; /* seconds (monotonic) */
 	bool partial;         /* the last write was cut: start the next row on a new line */
 	int err;              /* errno of the last failure, 0 when writing works */
 	long rows, lost;
+	char msg[1400];       /* why the open failed, naming the path ("" none) */
+	struct sp_out out;    /* the one door (util/fileio.h): a FIFO, device or '-' never blocks */
 };
-/* Create (truncate) the log and write the header. 0 or -errno (l->fd = -1).
- * A symbolic link is never followed (-ELOOP); a FIFO without a reader is
- * -ENXIO at once. */
+/* Create (truncate) the log and write the header. 0 or -errno (l->fd = -1,
+ * l->msg says why). Opened through the one door (sp_out_open): no symbolic
+ * link at the end (-ELOOP), none planted by another user on the way, no
+ * block device, no hard link to another user's file; a FIFO without a
+ * reader is -ENXIO at once; a FIFO, device or '-' whose reader stalls costs
+ * rows (sp_csvlog_dropped), never a wait. */
 int sp_csvlog_open(struct sp_csvlog *l, const char *path, double fsync_s, double now);
 /* The default log, sparkops-YYYYmmdd-HHMMSS.csv in the working folder,
  * created with O_EXCL: when the name is taken (two runs started in the same
@@ -36,6 +42,8 @@ int sp_csvlog_check(const char *log, const char *summary, char *msg, size_t n);
  * (l->err set; the first failure after a success is the one to report). */
 int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now);
 void sp_csvlog_close(struct sp_csvlog *l);
+/* Rows a stalled reader cost (a FIFO, device or '-'); final after close. */
+long sp_csvlog_dropped(const struct sp_csvlog *l);
 
 /* Events between consecutive samples: a clocks event reason turning on/off,
  * a memory-heavy process appearing, the GPU becoming (un)available. */

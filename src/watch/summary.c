@@ -284,6 +284,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 	json_object_set_new(o, "throughput_unit", s->throughput_unit[0] ? sp_json_text(s->throughput_unit) : json_null());
 	json_object_set_new(o, "last_row_incomplete", json_boolean(s->last_row_incomplete));
 	json_object_set_new(o, "rows_skipped", json_integer(s->rows_skipped));
+	json_object_set_new(o, "log_rows_dropped", json_integer(s->rows_dropped));
 	return o;
 }
 
@@ -426,4 +427,7 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 		fprintf(f, "  note          the last row was incomplete (the log was cut off)\n");
 	if (s->rows_skipped)
 		fprintf(f, "  note          %ld bad rows skipped\n", s->rows_skipped);
+	if (s->rows_dropped)
+		fprintf(f, "  log           %ld row%s dropped: the log's reader stopped reading\n", s->rows_dropped,
+			s->rows_dropped == 1 ? "" : "s");
 }

@@ -68,6 +68,7 @@ struct sp_summary {
 	char load_guard_end[24];    /* why the load guard stopped acting ("" none) */
 	bool last_row_incomplete; /* set by the reader */
 	long rows_skipped;        /* set by the reader (--lenient) */
+	long rows_dropped;        /* set by run/watch: log rows a stalled reader of a FIFO, device or '-' cost */
 };
 
 void sp_summary_init(struct sp_summary *s);
