@@ -25,11 +25,13 @@
  * only `serve` and `run --metrics-listen` use HTTP at all. */
 #include "out/serve_http.h"
 #include "util/clock.h"
+#include "util/envlib.h"
 
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -68,8 +70,12 @@ static void mhd_load(void)
 {
 	static const char *const cands[] = { "libmicrohttpd.so.12", "libmicrohttpd.so" };
 	const char *env = getenv("SPARKOPS_MHD_LIB"); /* tests: a missing or wrong library */
+	static char env_real[PATH_MAX];
+	/* as root, only a library root owns in folders only root may write */
+	if (env && *env && !sp_env_lib_ok("SPARKOPS_MHD_LIB", env, env_real, sizeof env_real))
+		env = NULL;
 	if (env && *env)
-		mhd_lib.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+		mhd_lib.lib = dlopen(env_real, RTLD_NOW | RTLD_LOCAL);
 	for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !mhd_lib.lib && !(env && *env); i++)
 		mhd_lib.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
 	if (!mhd_lib.lib) {
