@@ -344,10 +344,18 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!t->term.utf8)
 		t->ascii = true; /* a locale without UTF-8 cannot show the block characters */
+	/* a status folder planted by another user would hide every job: said
+	 * once, on the screen (and on stderr when top ends) */
+	char sdwhy[300];
+	bool sdbad = sp_jobstat_dir_refused(sdwhy, sizeof sdwhy);
+	if (sdbad)
+		say(t, true, "status folder refused: %s", sdwhy);
 	top_loop(t);
 	int sig = sp_topterm_signal();
 	sp_topterm_close(&t->term);
 	free(t);
+	if (sdbad)
+		sp_warn("status folder refused: %s: jobs of 'sparkops run' and 'watch' were not shown", sdwhy);
 	if (sig) {
 		/* the terminal is back: end the way the signal asks */
 		signal(sig, SIG_DFL);

@@ -1162,7 +1162,9 @@ static int engine_start(struct wl *w)
 	start_event(w);
 	guard_start(w);
 	w->start_unix = sp_wall_now();
-	sp_jobstat_open(&w->stat, getpid()); /* no folder of our own: top will not see us, nothing else */
+	/* no folder of our own: top will not see us; said once, the job runs on */
+	if (sp_jobstat_open(&w->stat, getpid()) == -EACCES && w->stat.path[0])
+		sp_warn("status folder refused: %s: 'sparkops top' will not show this job", w->stat.path);
 	lg_start(w);
 	w->next = w->t0;
 	w->t_end = o->duration_s > 0 ? w->t0 + o->duration_s : INFINITY;
