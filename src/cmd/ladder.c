@@ -623,8 +623,12 @@ static int apply_flush(const struct opts *o, struct sp_flush_result *fr)
 			 "run it on the host)", fr->path, strerror(-e));
 		return SP_EXIT_NOPERM;
 	}
+	if (e == -EXDEV) {
+		sp_error("'%s': %s: nothing flushed", fr->path, sp_procsys_strerror(e));
+		return SP_EXIT_USAGE;
+	}
 	if (e < 0) {
-		sp_error("'%s': %s: nothing flushed", fr->path, strerror(-e));
+		sp_error("'%s': %s: nothing flushed", fr->path, sp_procsys_strerror(e));
 		return SP_EXIT_TROUBLE;
 	}
 	return 0;

@@ -190,7 +190,7 @@ static void flush_now(struct top *t)
 	struct sp_flush_result r;
 	int e = sp_flush_page_cache(&r);
 	if (e < 0 && e != -EIO)
-		say(t, true, "flush failed: '%s': %s", r.path, strerror(-e));
+		say(t, true, "flush failed: '%s': %s", r.path, sp_procsys_strerror(e));
 	else if (e < 0)
 		say(t, true, "flushed, but the pool could not be read afterwards");
 	else

@@ -16,6 +16,7 @@
 #include "probe/harden.h"
 #include "probe/pool.h"
 #include "probe/probe.h"
+#include "probe/sysctl.h"
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -258,8 +259,8 @@ static void guard_flush(struct wl *w)
 	struct sp_flush_result r;
 	int e = sp_flush_page_cache(&r);
 	if (e < 0) {
-		snprintf(d, sizeof d, "error=%s", strerror(-e));
-		sp_warn("guard: page cache flush failed: '%s': %s", r.path, strerror(-e));
+		snprintf(d, sizeof d, "error=%s", sp_procsys_strerror(e));
+		sp_warn("guard: page cache flush failed: '%s': %s", r.path, sp_procsys_strerror(e));
 	} else {
 		double freed = (double)r.mem_free_gain, after = (double)r.after.v[SP_MI_FREE];
 		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", freed, after);
@@ -420,8 +421,8 @@ static void lg_act_root(struct wl *w, struct lg_ctx *x, json_t *j, const char **
 	double t2 = sp_mono_now();
 	json_object_set_new(j, "flush_ms", json_real(round((t2 - t1) * 1e4) / 10));
 	if (e < 0) {
-		json_object_set_new(j, "flush_error", json_string(strerror(-e)));
-		sp_warn("load guard: page cache flush failed: '%s': %s", fr.path, strerror(-e));
+		json_object_set_new(j, "flush_error", json_string(sp_procsys_strerror(e)));
+		sp_warn("load guard: page cache flush failed: '%s': %s", fr.path, sp_procsys_strerror(e));
 	} else {
 		json_array_append_new(wrote, json_string("3 > vm/drop_caches (after sync)"));
 	}
@@ -438,7 +439,7 @@ static void lg_act_root(struct wl *w, struct lg_ctx *x, json_t *j, const char **
 			sp_note("load guard: this kernel has no /proc/sys/vm/compact_memory: flushing only");
 			json_object_set_new(j, "compact_error", json_string("compact_memory missing"));
 		} else {
-			json_object_set_new(j, "compact_error", json_string(strerror(-c)));
+			json_object_set_new(j, "compact_error", json_string(sp_procsys_strerror(c)));
 		}
 	}
 	json_object_set_new(j, "wrote", wrote);
@@ -1564,7 +1565,7 @@ static const char *rung1_do(struct wl *w, char *change, size_t n)
 		struct sp_flush_result r;
 		int e = sp_flush_page_cache(&r);
 		if (e < 0) {
-			snprintf(why, sizeof why, "the page cache flush failed: '%.200s': %s", r.path, strerror(-e));
+			snprintf(why, sizeof why, "the page cache flush failed: '%.200s': %s", r.path, sp_procsys_strerror(e));
 			return why;
 		}
 		sp_note("ladder: rung 1: flushed the page cache: %s freed, %s free now",
