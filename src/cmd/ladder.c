@@ -15,6 +15,7 @@
 #include "probe/probe.h"
 #include "probe/sysctl.h"
 #include "util/fileio.h"
+#include "util/input.h"
 #include "util/json.h"
 #include "util/msg.h"
 #include "util/opt.h"
@@ -150,9 +151,9 @@ static int feed_oomlog(void *p, const char *buf, size_t len)
 
 static int read_log(const char *path, struct sp_oomlog *p)
 {
-	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : sp_input_open(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	sp_oomlog_init(p);
 	int err = sp_feed_fd(fd, feed_oomlog, p);
 	if (fd != STDIN_FILENO)
@@ -675,7 +676,7 @@ static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample 
 	if (o->log) {
 		int e = read_log(o->log, log);
 		if (e < 0) {
-			sp_error("'%s': %s", strcmp(o->log, "-") == 0 ? "stdin" : o->log, strerror(-e));
+			sp_error("'%s': %s", strcmp(o->log, "-") == 0 ? "stdin" : o->log, sp_input_strerror(e));
 			return SP_EXIT_USAGE;
 		}
 	}
