@@ -54,17 +54,47 @@ int sp_text_check_end(const struct sp_text_check *c)
 	return c->seen > 0 && !c->non_nul ? -SP_EINPUT_NOTTEXT : 0;
 }
 
+int sp_input_check_follow(const char *path)
+{
+	int fd = sp_input_open(path);
+	if (fd == -ENOENT)
+		return 0; /* it appears later: followed from its start then */
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -SP_EINPUT_NOTREG;
+	}
+	static char buf[SP_TEXT_PROBE];
+	ssize_t n;
+	do
+		n = pread(fd, buf, sizeof buf, 0);
+	while (n < 0 && errno == EINTR);
+	int e = n < 0 ? -errno : 0;
+	close(fd);
+	if (e)
+		return e;
+	struct sp_text_check c = { 0 };
+	e = sp_text_check_feed(&c, buf, (size_t)n);
+	if (!e && (size_t)n < sizeof buf)
+		e = sp_text_check_end(&c);
+	return e;
+}
+
 const char *sp_input_strerror(int e)
 {
 	switch (-e) {
 	case SP_EINPUT_NOTTEXT:
 		return "not text (no line end in the first 64 KiB, or only NUL bytes)";
 	case SP_EINPUT_FIFO:
-		return "a FIFO or socket, not a file (to pipe a log, give '-' and use stdin)";
+		return "a FIFO or socket, not a file (where stdin is taken, give - and pipe into it)";
 	case SP_EINPUT_SHRANK:
 		return "the file shrank while it was read (truncated in place, e.g. logrotate copytruncate): read it again";
 	case EISDIR:
 		return "is a folder, not a file";
+	case SP_EINPUT_NOTREG:
+		return "a device, not a regular file";
 	default:
 		return strerror(-e);
 	}

@@ -35,6 +35,13 @@ int sp_text_check_feed(struct sp_text_check *c, const char *buf, size_t len);
 /* At the end of the stream: -SP_EINPUT_NOTTEXT when every byte was NUL. */
 int sp_text_check_end(const struct sp_text_check *c);
 
+/* A file to be followed (watch --follow), checked once at the start: 0 when
+ * it does not exist yet or is a regular file whose first 64 KiB (or all of
+ * it, when shorter) pass the text check; else -errno: a folder, a FIFO, a
+ * device (-SP_EINPUT_NOTREG), not text. Never blocks. */
+int sp_input_check_follow(const char *path);
+#define SP_EINPUT_NOTREG ENODEV /* a device where a growing file is wanted */
+
 /* strerror for what these return (and any other -errno) */
 const char *sp_input_strerror(int e);
 #endif
