@@ -41,6 +41,9 @@ void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
 			      "guard: flush the page cache before stopping (root)"),                           \
 	SP_OPT_DURATION("guard-grace", &(o)->guard.grace_s, "S", 0, 0, 0,                                      \
 			"guard: SIGKILL S seconds after SIGTERM (default 10)"),                                \
+	SP_OPT_FLAG(0, "force", &(o)->force,                                                                   \
+		    "guard: also signal (or evict for) pid 1 and other users'\n"                           \
+		    "processes in the job's tree (refused without it)"),                                    \
 	SP_OPT_SIZE("reserve", &(o)->reserve, "SIZE", "memory kept back for the OS in the budget (default 4GiB)"), \
 	SP_OPT_FLAG(0, "quiet", &(o)->quiet, "no live status line on the terminal (stderr)"),                  \
 	SP_OPT_CALLBACK("metrics-listen", &(o)->metrics_listen, "ADDR:PORT", sp_opt_metrics_listen,            \

@@ -40,6 +40,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -124,9 +125,11 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_child child;
 	bool have_child;
 	pid_t root;          /* whose tree is the job: the child's (via us, a subreaper) or --pid */
+	uid_t owner;         /* the job's user: the guard signals only its processes (unless --force) */
 	bool root_is_self;   /* run: the tree under sparkops, less the relay */
 	atomic_bool job_alive;
 	atomic_bool guard_stopped; /* the guard sent SIGTERM/SIGKILL */
+	atomic_bool said_foreign;  /* the guard left other users' processes alone: said */
 	uint64_t oom_kill_first;
 	bool oom_first_ok;
 	struct sp_read_opts ro;
@@ -270,12 +273,57 @@ static void guard_flush(struct wl *w)
 	guard_queue(w, SP_EV_GUARD_FLUSH, d);
 }
 
+/* pid 1 and other users' processes are not the job's to lose: left out of
+ * what the guard signals or evicts unless --force (said once) */
+static void guard_keep_own(struct wl *w, struct sp_tree *t)
+{
+	if (w->o->force)
+		return;
+	struct sp_tree_odd odd;
+	if (sp_tree_foreign(t, LIVE_PROC, w->owner, &odd) == 0)
+		return;
+	int n = sp_tree_drop_foreign(t, LIVE_PROC, w->owner);
+	if (!atomic_exchange(&w->said_foreign, true)) {
+		struct passwd *pw = getpwuid(odd.uid);
+		sp_warn("guard: left alone %d process%s not the job's own (pid %d, user %s, %s); --force includes them",
+			n, n == 1 ? "" : "es", (int)odd.pid, pw ? pw->pw_name : "?", odd.comm);
+	}
+}
+
+/* watch --pid with a guard: a tree that holds pid 1 or another user's
+ * processes is refused before anything starts (the guard would signal
+ * them), unless --force. 0, or the exit code. */
+static int guard_tree_check(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	uid_t u = 0;
+	if (sp_proc_owner(LIVE_PROC, o->pid, &u) < 0)
+		u = geteuid();
+	w->owner = u;
+	if (!(sp_guard_enabled(&o->guard) || o->guard_load) || o->force)
+		return 0;
+	scan_tree(w, &w->guard_tree);
+	sp_tree_drop_self_line(&w->guard_tree, LIVE_PROC);
+	struct sp_tree_odd odd = { 1, 0, "init" };
+	int n = o->pid == 1 ? 1 : sp_tree_foreign(&w->guard_tree, LIVE_PROC, w->owner, &odd);
+	w->guard_tree.n = 0;
+	if (n == 0)
+		return 0;
+	struct passwd *pw = getpwuid(odd.uid);
+	sp_error("--pid %d: the guard would signal %d process%s that %s not the job's own: pid %d (user %s, %s)%s; "
+		 "name the job's own process, or add --force",
+		 (int)o->pid, n, n == 1 ? "" : "es", n == 1 ? "is" : "are", (int)odd.pid, pw ? pw->pw_name : "?",
+		 odd.comm, odd.pid == 1 ? ": init, the whole machine's tree" : "");
+	return SP_EXIT_USAGE;
+}
+
 static void guard_stop_job(struct wl *w, int sig)
 {
 	char d[200];
 	scan_tree(w, &w->guard_tree);
 	/* never sparkops itself nor a process above it (watch --pid $$) */
 	sp_tree_drop_self_line(&w->guard_tree, LIVE_PROC);
+	guard_keep_own(w, &w->guard_tree);
 	int n = sp_tree_signal(&w->guard_tree, sig);
 	atomic_store(&w->guard_stopped, true);
 	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
@@ -456,6 +504,7 @@ static void lg_act_evict(struct wl *w, struct lg_ctx *x, json_t *j, const char *
 		return;
 	sp_evict_init(ev, false);
 	scan_tree(w, &w->lg_tree);
+	guard_keep_own(w, &w->lg_tree);
 	for (int i = 0; i < w->lg_tree.n; i++)
 		sp_evict_pid(ev, w->lg_tree.pids[i]);
 	json_object_set_new(j, "files", json_integer(ev->files));
@@ -1049,12 +1098,16 @@ static int job_start(struct wl *w)
 		w->have_child = true;
 		w->root_is_self = true;
 		w->root = w->child.pid;
+		w->owner = geteuid();
 		atomic_store(&w->job_alive, true);
 	} else if (o->pid > 0) {
 		if (kill(o->pid, 0) < 0 && errno == ESRCH)
 			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
-		w->pidfd = pidfd_open_(o->pid);
 		w->root = o->pid;
+		int rc = guard_tree_check(w);
+		if (rc)
+			return rc;
+		w->pidfd = pidfd_open_(o->pid);
 		pid_t line[SP_SELF_LINE_MAX];
 		int nl = sp_self_line(LIVE_PROC, line, SP_SELF_LINE_MAX);
 		for (int i = 0; i < nl && sp_guard_enabled(&o->guard); i++)

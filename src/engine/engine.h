@@ -53,6 +53,7 @@ struct sp_engine_opts {
 	long count;               /* --count: stop after this many samples, 0 none */
 	const char *follow_path;  /* --follow FILE: the job's log, read as tail -F does, NULL none */
 	bool quiet;               /* --quiet: no live status line on a terminal */
+	bool force;               /* --force: the guard may signal pid 1 and other users' processes */
 };
 
 /* The defaults: every 30 s, the default log name, fsync every 60 s, the
