@@ -272,9 +272,11 @@ static bool foreign(const char *proc, pid_t pid, uid_t owner, uid_t *uid)
 		*uid = 0;
 		return true;
 	}
-	if (sp_proc_owner(proc, pid, uid) < 0)
+	uid_t u = owner;
+	if (sp_proc_owner(proc, pid, &u) < 0)
 		return false;
-	return *uid != owner;
+	*uid = u;
+	return u != owner;
 }
 
 int sp_tree_foreign(const struct sp_tree *t, const char *proc, uid_t owner, struct sp_tree_odd *odd)
