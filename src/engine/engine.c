@@ -792,6 +792,13 @@ static struct sp_server *metrics_start(struct wl *w, char **argv, double start_u
 	sp_serve_opts_init(&so);
 	so.listen = o->metrics_listen;
 	so.cache_s = 0; /* the body is a copy already */
+	if (o->metrics_web) {
+		/* --web-config: TLS and basic authentication, as serve */
+		so.tls_cert_pem = o->metrics_web->tls_cert_pem;
+		so.tls_key_pem = o->metrics_web->tls_key_pem;
+		so.users = o->metrics_web->users;
+		so.n_users = o->metrics_web->n_users;
+	}
 	int err = 0;
 	struct sp_server *srv = sp_serve_start(&so, metrics_fill, m, &err);
 	if (!srv) {
@@ -799,7 +806,7 @@ static struct sp_server *metrics_start(struct wl *w, char **argv, double start_u
 		return NULL;
 	}
 	m->on = true;
-	sp_note("metrics at http://%s/metrics", sp_serve_address(srv));
+	sp_note("metrics at %s://%s/metrics", so.tls_cert_pem ? "https" : "http", sp_serve_address(srv));
 	return srv;
 }
 
