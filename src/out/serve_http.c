@@ -583,12 +583,15 @@ static enum auth authorized(struct sp_server *srv, struct MHD_Connection *c, con
 	if (!v || strncasecmp(v, "Basic ", 6) != 0 || strlen(v) >= AUTH_MAX)
 		return AUTH_NO;
 	size_t vl = strlen(v);
-	for (unsigned i = 0; i < AUTH_CACHE; i++)
-		if (srv->auth_ok[i][0] && ct_equal(v, vl, srv->auth_ok[i], strlen(srv->auth_ok[i])))
-			return AUTH_OK;
-	/* a header not seen to pass: its address may have to wait first */
 	double now = sp_mono_now();
 	struct fail *f = fail_of(srv, &k->addr, false, now);
+	for (unsigned i = 0; i < AUTH_CACHE; i++)
+		if (srv->auth_ok[i][0] && ct_equal(v, vl, srv->auth_ok[i], strlen(srv->auth_ok[i]))) {
+			if (f)
+				f->used = false; /* a right password: the address starts afresh */
+			return AUTH_OK;
+		}
+	/* a header not seen to pass: its address may have to wait first */
 	if (f && now < f->until) {
 		*wait = f->until - now;
 		srv->refused_429++;
