@@ -39,7 +39,8 @@ int sp_text_check_feed(struct sp_text_check *c, const char *buf, size_t len)
 	if (c->seen >= SP_TEXT_PROBE || c->line_end)
 		return 0; /* judged: text */
 	size_t n = SP_TEXT_PROBE - c->seen < len ? SP_TEXT_PROBE - c->seen : len;
-	if (memchr(buf, '\n', n))
+	/* '\r' counts: a tqdm bar redraws with it for many KiB between '\n's */
+	if (memchr(buf, '\n', n) || memchr(buf, '\r', n))
 		c->line_end = true;
 	for (size_t i = 0; i < n && !c->non_nul; i++)
 		c->non_nul = buf[i] != '\0';

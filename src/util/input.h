@@ -5,8 +5,9 @@
  * sp_input_open never blocks: a FIFO or socket named as a file is refused
  * (stdin, '-', is the way to pipe), a folder is refused, a symlink loop says
  * so. The text check refuses a stream whose first 64 KiB hold no line end
- * (a sparse file, /dev/zero, a binary) or that holds only NUL bytes, at once
- * rather than after reading it through. */
+ * ('\n' or '\r', which tqdm's bars redraw with) -- a sparse file, /dev/zero,
+ * a binary -- or that holds only NUL bytes, at once rather than after
+ * reading it through. */
 #ifndef SP_UTIL_INPUT_H
 #define SP_UTIL_INPUT_H
 #include <stdbool.h>

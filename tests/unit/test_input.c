@@ -80,6 +80,11 @@ static void text_check(void **st)
 	big[SP_TEXT_PROBE - 1] = '\n';
 	assert_int_equal(sp_text_check_feed(&c, big, sizeof big), 0);
 	assert_int_equal(sp_text_check_end(&c), 0);
+	/* a carriage return is a line end too (tqdm's bars) */
+	memset(&c, 0, sizeof c);
+	memset(big, 'x', sizeof big);
+	big[100] = '\r';
+	assert_int_equal(sp_text_check_feed(&c, big, sizeof big), 0);
 	/* only NULs, short: refused at the end */
 	memset(&c, 0, sizeof c);
 	char z[100] = { 0 };
