@@ -16,13 +16,15 @@ export XDG_STATE_HOME="$TMP/state" XDG_RUNTIME_DIR="$TMP/rt"
 mkdir -p "$TMP/state" "$TMP/rt" "$TMP/a"
 DEADLINE=15
 
-# INPUTS: name | suffix the file needs | command (@ is the path)
+# INPUTS: name | suffix the file needs | command (@ is the path, % its folder)
 INPUTS="report-log||$S report @
 report-training-log||$S report $FIX/logs/short.csv --training-log @
 ladder-log||$S ladder --log @ --job m
 watch-follow||$NONV $S watch --follow @ --count 1 --interval 0.1 --log /dev/null $R
 plan-gguf|.gguf|$NONV $S plan @ $R
 plan-config|.json|$NONV $S plan @ $R
+plan-folder-config|/config.json|$NONV $S plan % $R
+plan-folder-shard|/model.safetensors|$NONV $S plan % $R
 serve-web-config|.yml|$NONV $S serve --listen 127.0.0.1:0 --web-config @ $R
 run-web-config|.yml|$NONV $S run --metrics-listen 127.0.0.1:0 --web-config @ --log /dev/null $R -- true"
 ATTACKS="fifo devzero sparse truncated nul symloop folder"
@@ -41,6 +43,9 @@ big() {
 make_attack() {
 	p="$TMP/a/$1$2"
 	rm -rf "$p"
+	mkdir -p "$(dirname "$p")"
+	# a shard beside a real config.json
+	case $2 in /model.safetensors) cp "$FIX/models/bad-shard/config.json" "$(dirname "$p")/" ;; esac
 	case $1 in
 	fifo) mkfifo "$p" ;;
 	devzero) ln -s /dev/zero "$p" ;;
@@ -57,7 +62,7 @@ cases=0
 echo "$INPUTS" | while IFS='|' read -r name suffix cmd; do
 	for atk in $ATTACKS; do
 		p=$(make_attack "$atk" "$suffix")
-		c=$(echo "$cmd" | sed "s|@|$p|g")
+		c=$(echo "$cmd" | sed "s|@|$p|g; s|%|$(dirname "$p")|g")
 		tp=""
 		if [ "$atk" = truncated ]; then
 			# cut it while it is read: to half, then to nothing
@@ -81,6 +86,7 @@ echo "$INPUTS" | while IFS='|' read -r name suffix cmd; do
 		_report $ok "$name x $atk: exit $RC in $((t1 - t0))s, $(head -1 "$ERR" | cut -c1-90)"
 		# a FIFO is never opened for writing here; rm the remains
 		rm -rf "$p"
+		[ "$suffix" = "${suffix#/}" ] || rm -rf "$(dirname "$p")"
 	done
 	echo "$T_N $T_FAILED" >"$TMP/count"
 done
