@@ -23,9 +23,7 @@ cd "$top" || exit 2
 
 # FILE FUNCTION   why the write is not a user's output
 ALLOW='
-src/probe/flush.c sp_flush_page_cache      writes 3 to <procfs>/sys/vm/drop_caches (rung 1 of the ladder)
-src/probe/pool.c sp_compact_memory         writes 1 to <procfs>/sys/vm/compact_memory (the load guard)
-src/probe/pool.c sp_vm_restore             puts a vm sysctl back as it was (the load guard'"'"'s end)
+src/probe/sysctl.c sp_procsys_open_write  the one opener of <procfs>/sys/vm/*: drop_caches, compact_memory, a vm sysctl restored
 src/probe/psi.c sp_psi_trigger_open        a PSI trigger: <procfs>/pressure/memory opened O_RDWR to arm it
 src/probe/harden.c lower_own_oom_score     writes our own /proc/self/oom_score_adj
 '
@@ -108,6 +106,12 @@ FNR == 1 { inblk = 0; fn = ""; pend = ""; pend_ln = 0 }
 	if (line ~ /(^|[^A-Za-z0-9_])(open|openat|openat2|sp_open_proc|creat|fopen|freopen|fdopen)[ \t]*\(/) {
 		if (index(line, ";") || line ~ /\)[ \t]*(\{|<|>|=|\)|&&|\|\|)/) judge(line, FILENAME, FNR)
 		else { pend = line; pend_ln = FNR; pend_n = 0 }
+	} else {
+		# write flags kept in a variable for a later open: the same finding
+		s3 = line
+		gsub(/"([^"\\]|\\.)*"/, "\"\"", s3)
+		if (s3 ~ /(^|[^A-Za-z0-9_])O_(WRONLY|RDWR|CREAT|TRUNC)([^A-Za-z0-9_]|$)/ && s3 !~ /O_ACCMODE/)
+			finding(FILENAME, FNR, "open flags for writing kept for a later open")
 	}
 }
 END {

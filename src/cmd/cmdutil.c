@@ -3,9 +3,12 @@
 #include "cmd/cli.h"
 #include "out/prom.h"
 #include "probe/probe.h"
+#include "util/input.h"
 #include "util/units.h"
 
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,16 +34,65 @@ void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_
  * the CPU time of `report` on a 250 MB log). The window is unmapped before
  * the next one, so resident memory stays one window (4 MiB) above a read.
  * The size is checked again before each window: a file cut shorter while it
- * is read ends early, as a read would see it. */
+ * is read ends early, as a read would see it. A file cut shorter while a
+ * window is being parsed (logrotate's copytruncate) would raise SIGBUS on
+ * the pages past its new end: a handler bound to the window jumps back out
+ * and the read fails with SP_EINPUT_SHRANK, never a crash.
+ *
+ * Every stream goes through the text check (util/input.h) first: 64 KiB
+ * without a line end, or only NUL bytes, is refused at once. */
 #define FEED_WINDOW (4u << 20)
 
-static int feed_mapped(int fd, off_t size, int (*feed)(void *ctx, const char *buf, size_t len), void *ctx)
+typedef int (*feed_fn)(void *ctx, const char *buf, size_t len);
+
+static __thread sigjmp_buf *bus_jump;
+static __thread const char *bus_lo, *bus_hi;
+
+static void on_bus(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
+	const char *a = si->si_addr;
+	if (bus_jump && a >= bus_lo && a < bus_hi)
+		siglongjmp(*bus_jump, 1);
+	/* not our window: the default action when the instruction runs again */
+	signal(sig, SIG_DFL);
+}
+
+/* one mapped window through the text check and feed: 0 (with *stop), or -errno */
+static int feed_window(const char *m, size_t n, feed_fn feed, void *ctx, struct sp_text_check *tc, int *stop)
+{
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 1)) {
+		bus_jump = NULL;
+		return -SP_EINPUT_SHRANK;
+	}
+	bus_lo = m;
+	bus_hi = m + n;
+	bus_jump = &jb;
+	int e = sp_text_check_feed(tc, m, n);
+	if (!e)
+		*stop = feed(ctx, m, n);
+	bus_jump = NULL;
+	return e;
+}
+
+static int feed_mapped(int fd, off_t size, feed_fn feed, void *ctx, struct sp_text_check *tc)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_bus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &old) < 0)
+		return 1; /* no guard: read instead of mapping */
 	off_t off = 0;
+	int rc = 1; /* read on from off: what was appended since, or what could not be mapped */
 	while (off < size) {
 		struct stat st;
-		if (fstat(fd, &st) < 0)
-			return -errno;
+		if (fstat(fd, &st) < 0) {
+			rc = -errno;
+			break;
+		}
 		if (st.st_size < size)
 			size = st.st_size;
 		if (off >= size)
@@ -49,24 +101,29 @@ static int feed_mapped(int fd, off_t size, int (*feed)(void *ctx, const char *bu
 		void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off);
 		if (m == MAP_FAILED)
 			break; /* not mappable after all: read from here */
-		int stop = feed(ctx, m, n);
+		int stop = 0;
+		int e = feed_window(m, n, feed, ctx, tc, &stop);
 		munmap(m, n);
 		off += (off_t)n;
-		if (stop)
-			return 0;
+		if (e < 0 || stop) {
+			rc = e < 0 ? e : 0;
+			break;
+		}
 	}
-	if (lseek(fd, off, SEEK_SET) < 0)
+	sigaction(SIGBUS, &old, NULL);
+	if (rc == 1 && lseek(fd, off, SEEK_SET) < 0)
 		return -errno;
-	return 1; /* read on from off: what was appended since, or what could not be mapped */
+	return rc;
 }
 
-int sp_feed_fd(int fd, int (*feed)(void *ctx, const char *buf, size_t len), void *ctx)
+int sp_feed_fd(int fd, feed_fn feed, void *ctx)
 {
 	static char buf[1 << 16];
+	struct sp_text_check tc = { 0 };
 	struct stat st;
 	off_t at = lseek(fd, 0, SEEK_CUR);
 	if (at == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		int r = feed_mapped(fd, st.st_size, feed, ctx);
+		int r = feed_mapped(fd, st.st_size, feed, ctx, &tc);
 		if (r <= 0)
 			return r;
 		/* fed up to the file position: read on from there */
@@ -77,7 +134,12 @@ int sp_feed_fd(int fd, int (*feed)(void *ctx, const char *buf, size_t len), void
 			continue;
 		if (n < 0)
 			return -errno;
-		if (n == 0 || feed(ctx, buf, (size_t)n))
+		if (n == 0)
+			return sp_text_check_end(&tc);
+		int e = sp_text_check_feed(&tc, buf, (size_t)n);
+		if (e < 0)
+			return e;
+		if (feed(ctx, buf, (size_t)n))
 			return 0;
 	}
 }

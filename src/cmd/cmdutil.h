@@ -33,7 +33,10 @@ const char *sp_opt_no_processes(void *ro, const char *unused);
 /* Read fd to its end in 64 KiB chunks (EINTR retried), handing each chunk to
  * feed, which returns non-zero to stop early: the one read loop of the
  * commands that stream a file through a push parser (ladder's log, report's
- * log and training log). 0, or -errno of the failed read. */
+ * log and training log). A regular file is mapped a window at a time, and a
+ * file cut shorter under a window fails with -SP_EINPUT_SHRANK (no SIGBUS);
+ * every stream must pass the text check (util/input.h: -SP_EINPUT_NOTTEXT).
+ * 0, or -errno of the failed read (sp_input_strerror says it). */
 int sp_feed_fd(int fd, int (*feed)(void *ctx, const char *buf, size_t len), void *ctx);
 
 

@@ -6,6 +6,7 @@
 #include "probe/evict.h"
 #include "probe/flush.h"
 #include "probe/pool.h"
+#include "probe/sysctl.h"
 #include "util/clock.h"
 #include "util/json.h"
 #include "util/msg.h"
@@ -42,7 +43,9 @@ static int flush_all(bool json)
 	struct sp_flush_result fr;
 	int e = sp_flush_page_cache(&fr);
 	if (e < 0) {
-		sp_error("'%s': %s", fr.path, strerror(-e));
+		sp_error("'%s': %s", fr.path, sp_procsys_strerror(e));
+		if (e == -EXDEV)
+			return SP_EXIT_USAGE;
 		return e == -EACCES || e == -EPERM || e == -EROFS ? SP_EXIT_NOPERM : SP_EXIT_TROUBLE;
 	}
 	double t1 = sp_mono_now();
@@ -57,7 +60,7 @@ static int flush_all(bool json)
 		json_object_set_new(o, "mem_free_before_bytes", json_integer((json_int_t)fr.before.v[SP_MI_FREE]));
 		json_object_set_new(o, "mem_free_after_bytes", json_integer((json_int_t)fr.after.v[SP_MI_FREE]));
 		json_object_set_new(o, "compacted", json_boolean(ce == 0));
-		json_object_set_new(o, "compact_error", ce ? json_string(ce == -ENOENT ? "missing" : strerror(-ce)) : json_null());
+		json_object_set_new(o, "compact_error", ce ? json_string(ce == -ENOENT ? "missing" : sp_procsys_strerror(ce)) : json_null());
 		json_object_set_new(o, "free_2mib_before_bytes", c0.why == SP_OK ? json_integer((json_int_t)c0.free_2mib) : json_null());
 		json_object_set_new(o, "free_2mib_after_bytes", c1.why == SP_OK ? json_integer((json_int_t)c1.free_2mib) : json_null());
 		json_object_set_new(o, "flush_ms", json_integer((json_int_t)((t1 - t0) * 1000)));

@@ -15,6 +15,7 @@
 #include "probe/probe.h"
 #include "probe/sysctl.h"
 #include "util/fileio.h"
+#include "util/input.h"
 #include "util/json.h"
 #include "util/msg.h"
 #include "util/opt.h"
@@ -150,9 +151,9 @@ static int feed_oomlog(void *p, const char *buf, size_t len)
 
 static int read_log(const char *path, struct sp_oomlog *p)
 {
-	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : sp_input_open(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	sp_oomlog_init(p);
 	int err = sp_feed_fd(fd, feed_oomlog, p);
 	if (fd != STDIN_FILENO)
@@ -623,8 +624,12 @@ static int apply_flush(const struct opts *o, struct sp_flush_result *fr)
 			 "run it on the host)", fr->path, strerror(-e));
 		return SP_EXIT_NOPERM;
 	}
+	if (e == -EXDEV) {
+		sp_error("'%s': %s: nothing flushed", fr->path, sp_procsys_strerror(e));
+		return SP_EXIT_USAGE;
+	}
 	if (e < 0) {
-		sp_error("'%s': %s: nothing flushed", fr->path, strerror(-e));
+		sp_error("'%s': %s: nothing flushed", fr->path, sp_procsys_strerror(e));
 		return SP_EXIT_TROUBLE;
 	}
 	return 0;
@@ -671,7 +676,7 @@ static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample 
 	if (o->log) {
 		int e = read_log(o->log, log);
 		if (e < 0) {
-			sp_error("'%s': %s", strcmp(o->log, "-") == 0 ? "stdin" : o->log, strerror(-e));
+			sp_error("'%s': %s", strcmp(o->log, "-") == 0 ? "stdin" : o->log, sp_input_strerror(e));
 			return SP_EXIT_USAGE;
 		}
 	}

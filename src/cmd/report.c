@@ -7,6 +7,7 @@
 #include "out/chart.h"
 #include "out/svg.h"
 #include "util/fileio.h"
+#include "util/input.h"
 #include "util/json.h"
 #include "util/msg.h"
 #include "util/opt.h"
@@ -172,9 +173,9 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 		return SP_EXIT_USAGE;
 	}
 	const bool in = strcmp(path, "-") == 0;
-	int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	int fd = in ? STDIN_FILENO : sp_input_open(path);
 	if (fd < 0) {
-		sp_error("'%s': %s", path, strerror(errno));
+		sp_error("'%s': %s", path, sp_input_strerror(fd));
 		sp_trainlog_release(&tl);
 		return SP_EXIT_USAGE;
 	}
@@ -182,7 +183,7 @@ static int read_training(const char *path, const char *re, struct ctx *x)
 		path = "stdin";
 	int e = sp_feed_fd(fd, feed_training, &tl);
 	if (e < 0) {
-		sp_error("'%s': %s", path, strerror(-e));
+		sp_error("'%s': %s", path, sp_input_strerror(e));
 		if (!in)
 			close(fd);
 		sp_trainlog_release(&tl);
@@ -308,9 +309,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 static int load_log(const struct report_opts *o, struct ctx *x, struct sp_logread *rd)
 {
 	const char *log = o->log;
-	int fd = strcmp(log, "-") == 0 ? STDIN_FILENO : open(log, O_RDONLY | O_CLOEXEC);
+	int fd = strcmp(log, "-") == 0 ? STDIN_FILENO : sp_input_open(log);
 	if (fd < 0) {
-		sp_error("'%s': %s", log, strerror(errno));
+		sp_error("'%s': %s", log, sp_input_strerror(fd));
 		return SP_EXIT_USAGE;
 	}
 	log_st_ok = fstat(fd, &log_st) == 0 && S_ISREG(log_st.st_mode);
@@ -318,7 +319,7 @@ static int load_log(const struct report_opts *o, struct ctx *x, struct sp_logrea
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (e < 0) {
-		sp_error("'%s': %s", log, strerror(-e));
+		sp_error("'%s': %s", log, sp_input_strerror(e));
 		return SP_EXIT_USAGE;
 	}
 	if (rd->stopped && x->err[0]) {

@@ -15,7 +15,7 @@ const char *sp_opt_metrics_listen(void *addr, const char *value);
 
 /* The checks between options that need both (--log X --summary X, a
  * planted symlink as --log): a usage error of cmd, or nothing. */
-void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
+void sp_runwatch_check(struct sp_engine_opts *o, const char *cmd);
 
 /* the help column of run and watch */
 #define SP_RUNWATCH_HELP_COL 26
@@ -41,9 +41,19 @@ void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
 			      "guard: flush the page cache before stopping (root)"),                           \
 	SP_OPT_DURATION("guard-grace", &(o)->guard.grace_s, "S", 0, 0, 0,                                      \
 			"guard: SIGKILL S seconds after SIGTERM (default 10)"),                                \
+	SP_OPT_FLAG(0, "force", &(o)->force,                                                                   \
+		    "guard: also signal (or evict for) pid 1 and other users'\n"                           \
+		    "processes in the job's tree (refused without it)"),                                    \
 	SP_OPT_SIZE("reserve", &(o)->reserve, "SIZE", "memory kept back for the OS in the budget (default 4GiB)"), \
 	SP_OPT_FLAG(0, "quiet", &(o)->quiet, "no live status line on the terminal (stderr)"),                  \
 	SP_OPT_CALLBACK("metrics-listen", &(o)->metrics_listen, "ADDR:PORT", sp_opt_metrics_listen,            \
 			"also serve the latest sample and the job's\n"                                         \
-			"throughput and slowdown cause at http://ADDR:PORT/metrics")
+			"throughput and slowdown cause at http://ADDR:PORT/metrics;\n"                        \
+			"not a loopback address needs --allow-remote"),                                        \
+	SP_OPT_FLAG(0, "allow-remote", &(o)->metrics_allow_remote,                                             \
+		    "let --metrics-listen take an address other machines can\n"                           \
+		    "reach: they can then read process names, pids and cgroups"),                          \
+	SP_OPT_PATH("web-config", &(o)->metrics_web_config, "FILE",                                            \
+		    "TLS and basic authentication for --metrics-listen, as\n"                             \
+		    "'sparkops serve --web-config'")
 #endif

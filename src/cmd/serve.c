@@ -5,6 +5,7 @@
 #include "cmd/cmdutil.h"
 #include "cmd/status.h"
 #include "out/topview.h"
+#include "cmd/webload.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
 #include "out/webcfg.h"
@@ -231,82 +232,6 @@ static int parse_opts(int argc, char **argv, struct sp_serve_opts *so, struct sp
 
 /* ---- --web-config ----------------------------------------------------------------- */
 
-#define WEBCFG_MAX ((size_t)64 * 1024) /* the config file */
-#define PEM_MAX ((size_t)256 * 1024)   /* a certificate chain or a key */
-
-struct web {
-	struct sp_webcfg cfg;
-	struct sp_serve_user users[SP_WEBCFG_MAX_USERS];
-	char *cert, *key; /* PEM texts */
-};
-
-/* a path in the config is relative to the config file's folder (as node_exporter) */
-static void resolve(char *out, size_t cap, const char *cfg_path, const char *p)
-{
-	if (p[0] == '/') {
-		snprintf(out, cap, "%s", p);
-		return;
-	}
-	char dir[SP_WEBCFG_PATH_MAX];
-	snprintf(dir, sizeof dir, "%s", cfg_path);
-	snprintf(out, cap, "%s/%s", dirname(dir), p);
-}
-
-/* a whole file into a new buffer, or exit 2 with why */
-static char *read_whole(const char *what, const char *path, size_t max)
-{
-	char *buf = malloc(max + 1);
-	if (!buf)
-		sp_die(SP_EXIT_TROUBLE, "out of memory");
-	size_t len = 0;
-	int trunc = 0;
-	int e = sp_read_file_t(path, buf, max + 1, &len, &trunc);
-	if (e < 0)
-		sp_die(SP_EXIT_USAGE, "--web-config: %s '%s': %s", what, path, strerror(-e));
-	if (trunc || len >= max)
-		sp_die(SP_EXIT_USAGE, "--web-config: %s '%s' is over %zu KiB", what, path, max / 1024);
-	return buf;
-}
-
-/* Read --web-config and what it names into w and so; exits 2 on a bad one. */
-static void web_load(const char *path, struct web *w, struct sp_serve_opts *so)
-{
-	char *text = read_whole("file", path, WEBCFG_MAX);
-	char err[256];
-	int rc = sp_webcfg_parse(text, strlen(text), &w->cfg, err, sizeof err);
-	free(text);
-	if (rc < 0)
-		sp_die(SP_EXIT_USAGE, "--web-config '%s': %s", path, err);
-	if (w->cfg.cert_file[0]) {
-		char p[2 * SP_WEBCFG_PATH_MAX + 2];
-		resolve(p, sizeof p, path, w->cfg.cert_file);
-		w->cert = read_whole("cert_file", p, PEM_MAX);
-		resolve(p, sizeof p, path, w->cfg.key_file);
-		w->key = read_whole("key_file", p, PEM_MAX);
-		if (!strstr(w->cert, "-----BEGIN CERTIFICATE-----"))
-			sp_die(SP_EXIT_USAGE, "--web-config: cert_file '%s' holds no PEM certificate", w->cfg.cert_file);
-		if (!strstr(w->key, "PRIVATE KEY-----"))
-			sp_die(SP_EXIT_USAGE, "--web-config: key_file '%s' holds no PEM private key", w->cfg.key_file);
-		so->tls_cert_pem = w->cert;
-		so->tls_key_pem = w->key;
-	}
-	for (unsigned i = 0; i < w->cfg.n_users; i++) {
-		w->users[i].name = w->cfg.user[i];
-		w->users[i].hash = w->cfg.hash[i];
-	}
-	so->users = w->users;
-	so->n_users = w->cfg.n_users;
-}
-
-static void web_free(struct web *w)
-{
-	free(w->cert);
-	if (w->key) {
-		explicit_bzero(w->key, strlen(w->key));
-		free(w->key);
-	}
-}
-
 /* the server did not start: say why, and the exit code */
 static int start_failed(const struct sp_serve_opts *so, int err)
 {
@@ -363,12 +288,12 @@ int cmd_serve(int argc, char **argv)
 	struct serve_cli cli = { 0 };
 	if (!parse_opts(argc, argv, &so, &ro, &cli))
 		return 0;
-	struct web *w = calloc(1, sizeof *w);
+	struct sp_web *w = calloc(1, sizeof *w);
 	struct collector *col = calloc(1, sizeof *col);
 	if (!w || !col)
 		sp_die(SP_EXIT_IO, "out of memory");
 	if (cli.web_config)
-		web_load(cli.web_config, w, &so);
+		sp_web_load(cli.web_config, w, &so);
 	/* a watcher of memory pressure must not be paged out by it (and, as
 	 * root, not be the OOM killer's first choice) */
 	char hw[256] = "";
@@ -387,7 +312,7 @@ int cmd_serve(int argc, char **argv)
 	free(col->api_s);
 	free(col->hist);
 	free(col);
-	web_free(w);
+	sp_web_free(w);
 	free(w);
 	return rc;
 }

@@ -190,7 +190,7 @@ static void flush_now(struct top *t)
 	struct sp_flush_result r;
 	int e = sp_flush_page_cache(&r);
 	if (e < 0 && e != -EIO)
-		say(t, true, "flush failed: '%s': %s", r.path, strerror(-e));
+		say(t, true, "flush failed: '%s': %s", r.path, sp_procsys_strerror(e));
 	else if (e < 0)
 		say(t, true, "flushed, but the pool could not be read afterwards");
 	else
@@ -344,10 +344,18 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!t->term.utf8)
 		t->ascii = true; /* a locale without UTF-8 cannot show the block characters */
+	/* a status folder planted by another user would hide every job: said
+	 * once, on the screen (and on stderr when top ends) */
+	char sdwhy[300];
+	bool sdbad = sp_jobstat_dir_refused(sdwhy, sizeof sdwhy);
+	if (sdbad)
+		say(t, true, "status folder refused: %s", sdwhy);
 	top_loop(t);
 	int sig = sp_topterm_signal();
 	sp_topterm_close(&t->term);
 	free(t);
+	if (sdbad)
+		sp_warn("status folder refused: %s: jobs of 'sparkops run' and 'watch' were not shown", sdwhy);
 	if (sig) {
 		/* the terminal is back: end the way the signal asks */
 		signal(sig, SIG_DFL);

@@ -51,7 +51,11 @@ static void handlers(bool on)
 int sp_topterm_open(struct sp_topterm *t, bool want_color, char *err, size_t n)
 {
 	memset(t, 0, sizeof *t);
+	/* the user's locale for the terminal's characters, the C locale for
+	 * numbers: every parser reads "4.20" with strtod, and a decimal-comma
+	 * locale would make it stop at the point */
 	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
 	const char *cs = nl_langinfo(CODESET);
 	t->utf8 = cs && strcmp(cs, "UTF-8") == 0;
 	const char *term = getenv("TERM");

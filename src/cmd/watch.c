@@ -4,6 +4,8 @@
 #include "cmd/runwatch.h"
 #include "engine/engine.h"
 #include "util/fileio.h"
+#include "util/input.h"
+#include "util/msg.h"
 #include "util/opt.h"
 
 #include <stdint.h>
@@ -61,5 +63,13 @@ int cmd_watch(int argc, char **argv)
 	if (i < argc)
 		sp_usage_error("watch", "unexpected argument '%s' (to run a job: sparkops run -- CMD)", argv[i]);
 	sp_runwatch_check(&o, "watch");
+	if (o.follow_path) {
+		/* a FIFO, a device, a folder or a file that is not text: said now, not tailed forever */
+		int e = sp_input_check_follow(o.follow_path);
+		if (e < 0) {
+			sp_error("--follow '%s': %s", o.follow_path, sp_input_strerror(e));
+			return SP_EXIT_USAGE;
+		}
+	}
 	return sp_engine_run(&o);
 }

@@ -16,6 +16,7 @@
 #include "probe/harden.h"
 #include "probe/pool.h"
 #include "probe/probe.h"
+#include "probe/sysctl.h"
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -39,6 +40,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -126,9 +128,11 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	struct sp_child child;
 	bool have_child;
 	pid_t root;          /* whose tree is the job: the child's (via us, a subreaper) or --pid */
+	uid_t owner;         /* the job's user: the guard signals only its processes (unless --force) */
 	bool root_is_self;   /* run: the tree under sparkops, less the relay */
 	atomic_bool job_alive;
 	atomic_bool guard_stopped; /* the guard sent SIGTERM/SIGKILL */
+	atomic_bool said_foreign;  /* the guard left other users' processes alone: said */
 	uint64_t oom_kill_first;
 	bool oom_first_ok;
 	struct sp_read_opts ro;
@@ -265,8 +269,8 @@ static void guard_flush(struct wl *w)
 	struct sp_flush_result r;
 	int e = sp_flush_page_cache(&r);
 	if (e < 0) {
-		snprintf(d, sizeof d, "error=%s", strerror(-e));
-		sp_warn("guard: page cache flush failed: '%s': %s", r.path, strerror(-e));
+		snprintf(d, sizeof d, "error=%s", sp_procsys_strerror(e));
+		sp_warn("guard: page cache flush failed: '%s': %s", r.path, sp_procsys_strerror(e));
 	} else {
 		double freed = (double)r.mem_free_gain, after = (double)r.after.v[SP_MI_FREE];
 		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", freed, after);
@@ -276,12 +280,57 @@ static void guard_flush(struct wl *w)
 	guard_queue(w, SP_EV_GUARD_FLUSH, d);
 }
 
+/* pid 1 and other users' processes are not the job's to lose: left out of
+ * what the guard signals or evicts unless --force (said once) */
+static void guard_keep_own(struct wl *w, struct sp_tree *t)
+{
+	if (w->o->force)
+		return;
+	struct sp_tree_odd odd;
+	if (sp_tree_foreign(t, LIVE_PROC, w->owner, &odd) == 0)
+		return;
+	int n = sp_tree_drop_foreign(t, LIVE_PROC, w->owner);
+	if (!atomic_exchange(&w->said_foreign, true)) {
+		struct passwd *pw = getpwuid(odd.uid);
+		sp_warn("guard: left alone %d process%s not the job's own (pid %d, user %s, %s); --force includes them",
+			n, n == 1 ? "" : "es", (int)odd.pid, pw ? pw->pw_name : "?", odd.comm);
+	}
+}
+
+/* watch --pid with a guard: a tree that holds pid 1 or another user's
+ * processes is refused before anything starts (the guard would signal
+ * them), unless --force. 0, or the exit code. */
+static int guard_tree_check(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	uid_t u = 0;
+	if (sp_proc_owner(LIVE_PROC, o->pid, &u) < 0)
+		u = geteuid();
+	w->owner = u;
+	if (!(sp_guard_enabled(&o->guard) || o->guard_load) || o->force)
+		return 0;
+	scan_tree(w, &w->guard_tree);
+	sp_tree_drop_self_line(&w->guard_tree, LIVE_PROC);
+	struct sp_tree_odd odd = { 1, 0, "init" };
+	int n = o->pid == 1 ? 1 : sp_tree_foreign(&w->guard_tree, LIVE_PROC, w->owner, &odd);
+	w->guard_tree.n = 0;
+	if (n == 0)
+		return 0;
+	struct passwd *pw = getpwuid(odd.uid);
+	sp_error("--pid %d: the guard would signal %d process%s that %s not the job's own: pid %d (user %s, %s)%s; "
+		 "name the job's own process, or add --force",
+		 (int)o->pid, n, n == 1 ? "" : "es", n == 1 ? "is" : "are", (int)odd.pid, pw ? pw->pw_name : "?",
+		 odd.comm, odd.pid == 1 ? ": init, the whole machine's tree" : "");
+	return SP_EXIT_USAGE;
+}
+
 static void guard_stop_job(struct wl *w, int sig)
 {
 	char d[200];
 	scan_tree(w, &w->guard_tree);
 	/* never sparkops itself nor a process above it (watch --pid $$) */
 	sp_tree_drop_self_line(&w->guard_tree, LIVE_PROC);
+	guard_keep_own(w, &w->guard_tree);
 	int n = sp_tree_signal(&w->guard_tree, sig);
 	atomic_store(&w->guard_stopped, true);
 	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
@@ -425,8 +474,8 @@ static void lg_act_root(struct wl *w, struct lg_ctx *x, json_t *j, const char **
 	double t2 = sp_mono_now();
 	json_object_set_new(j, "flush_ms", json_real(round((t2 - t1) * 1e4) / 10));
 	if (e < 0) {
-		json_object_set_new(j, "flush_error", json_string(strerror(-e)));
-		sp_warn("load guard: page cache flush failed: '%s': %s", fr.path, strerror(-e));
+		json_object_set_new(j, "flush_error", json_string(sp_procsys_strerror(e)));
+		sp_warn("load guard: page cache flush failed: '%s': %s", fr.path, sp_procsys_strerror(e));
 	} else {
 		json_array_append_new(wrote, json_string("3 > vm/drop_caches (after sync)"));
 	}
@@ -443,7 +492,7 @@ static void lg_act_root(struct wl *w, struct lg_ctx *x, json_t *j, const char **
 			sp_note("load guard: this kernel has no /proc/sys/vm/compact_memory: flushing only");
 			json_object_set_new(j, "compact_error", json_string("compact_memory missing"));
 		} else {
-			json_object_set_new(j, "compact_error", json_string(strerror(-c)));
+			json_object_set_new(j, "compact_error", json_string(sp_procsys_strerror(c)));
 		}
 	}
 	json_object_set_new(j, "wrote", wrote);
@@ -460,6 +509,7 @@ static void lg_act_evict(struct wl *w, struct lg_ctx *x, json_t *j, const char *
 		return;
 	sp_evict_init(ev, false);
 	scan_tree(w, &w->lg_tree);
+	guard_keep_own(w, &w->lg_tree);
 	for (int i = 0; i < w->lg_tree.n; i++)
 		sp_evict_pid(ev, w->lg_tree.pids[i]);
 	json_object_set_new(j, "files", json_integer(ev->files));
@@ -755,6 +805,13 @@ static struct sp_server *metrics_start(struct wl *w, char **argv, double start_u
 	sp_serve_opts_init(&so);
 	so.listen = o->metrics_listen;
 	so.cache_s = 0; /* the body is a copy already */
+	if (o->metrics_web) {
+		/* --web-config: TLS and basic authentication, as serve */
+		so.tls_cert_pem = o->metrics_web->tls_cert_pem;
+		so.tls_key_pem = o->metrics_web->tls_key_pem;
+		so.users = o->metrics_web->users;
+		so.n_users = o->metrics_web->n_users;
+	}
 	int err = 0;
 	struct sp_server *srv = sp_serve_start(&so, metrics_fill, m, &err);
 	if (!srv) {
@@ -762,7 +819,7 @@ static struct sp_server *metrics_start(struct wl *w, char **argv, double start_u
 		return NULL;
 	}
 	m->on = true;
-	sp_note("metrics at http://%s/metrics", sp_serve_address(srv));
+	sp_note("metrics at %s://%s/metrics", so.tls_cert_pem ? "https" : "http", sp_serve_address(srv));
 	return srv;
 }
 
@@ -1090,12 +1147,16 @@ static int job_start(struct wl *w)
 		w->have_child = true;
 		w->root_is_self = true;
 		w->root = w->child.pid;
+		w->owner = geteuid();
 		atomic_store(&w->job_alive, true);
 	} else if (o->pid > 0) {
 		if (kill(o->pid, 0) < 0 && errno == ESRCH)
 			return sp_error("--pid %d: no such process", (int)o->pid), SP_EXIT_USAGE;
-		w->pidfd = pidfd_open_(o->pid);
 		w->root = o->pid;
+		int rc = guard_tree_check(w);
+		if (rc)
+			return rc;
+		w->pidfd = pidfd_open_(o->pid);
 		pid_t line[SP_SELF_LINE_MAX];
 		int nl = sp_self_line(LIVE_PROC, line, SP_SELF_LINE_MAX);
 		for (int i = 0; i < nl && sp_guard_enabled(&o->guard); i++)
@@ -1215,7 +1276,9 @@ static int engine_start(struct wl *w)
 	start_event(w);
 	guard_start(w);
 	w->start_unix = sp_wall_now();
-	sp_jobstat_open(&w->stat, getpid()); /* no folder of our own: top will not see us, nothing else */
+	/* no folder of our own: top will not see us; said once, the job runs on */
+	if (sp_jobstat_open(&w->stat, getpid()) == -EACCES && w->stat.path[0])
+		sp_warn("status folder refused: %s: 'sparkops top' will not show this job", w->stat.path);
 	lg_start(w);
 	w->next = w->t0;
 	w->t_end = o->duration_s > 0 ? w->t0 + o->duration_s : INFINITY;
@@ -1650,7 +1713,7 @@ static const char *rung1_do(struct wl *w, char *change, size_t n)
 		struct sp_flush_result r;
 		int e = sp_flush_page_cache(&r);
 		if (e < 0) {
-			snprintf(why, sizeof why, "the page cache flush failed: '%.200s': %s", r.path, strerror(-e));
+			snprintf(why, sizeof why, "the page cache flush failed: '%.200s': %s", r.path, sp_procsys_strerror(e));
 			return why;
 		}
 		sp_note("ladder: rung 1: flushed the page cache: %s freed, %s free now",

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct sp_serve_opts;
+
 struct sp_engine_opts {
 	double interval_s;
 	const char *log_path;     /* NULL: sparkops-YYYYmmdd-HHMMSS.csv */
@@ -37,6 +39,9 @@ struct sp_engine_opts {
 	bool guard_flush_asked;
 	uint64_t reserve;
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT, NULL none */
+	bool metrics_allow_remote;  /* --allow-remote: an address other machines can reach */
+	const char *metrics_web_config; /* --web-config FILE, NULL none */
+	const struct sp_serve_opts *metrics_web; /* what it says: TLS and users (set by the command) */
 	/* run --guard-load: from launch to readiness (docs/run.md "Surviving a model load") */
 	bool guard_load;
 	uint64_t load_floor;        /* MemFree floor; 0: min(8 GiB, MemTotal/8) */
@@ -53,6 +58,7 @@ struct sp_engine_opts {
 	long count;               /* --count: stop after this many samples, 0 none */
 	const char *follow_path;  /* --follow FILE: the job's log, read as tail -F does, NULL none */
 	bool quiet;               /* --quiet: no live status line on a terminal */
+	bool force;               /* --force: the guard may signal pid 1 and other users' processes */
 };
 
 /* The defaults: every 30 s, the default log name, fsync every 60 s, the

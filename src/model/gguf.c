@@ -74,6 +74,7 @@ struct rd {
 	uint64_t buf_off;
 	size_t buf_len;
 	uint64_t bytes_read;
+	uint64_t elems;           /* array elements met so far, all arrays */
 	const char *label;
 	char *err;
 	size_t errlen;
@@ -161,6 +162,12 @@ static int rd_u64(struct rd *r, uint64_t *v, const char *what)
 #define MAX_KEEP 1024        /* the longest string value we keep */
 #define MAX_DEPTH 4          /* nested arrays */
 #define MAX_DIMS 4           /* GGML_MAX_DIMS */
+/* What a header holds at most, whatever the file's size: a vocabulary of a
+ * few hundred thousand tokens (its strings, scores, types and merges) and a
+ * few thousand tensors. A count past these is refused at once instead of
+ * read through (a sparse file of zeros parses as endless empty strings). */
+#define MAX_ELEMS (1ull << 24)   /* array elements, all arrays together */
+#define MAX_TENSORS (1ull << 20) /* tensor infos */
 
 /* a string: u64 length, bytes. Up to cap-1 bytes are kept (NUL-terminated),
  * the rest skipped; the length is checked against the file first. */
@@ -239,6 +246,11 @@ static int skip_value(struct rd *r, uint32_t t, int depth, uint64_t *count_out)
 	if (n > left(r) / min)
 		return sp_model_err(r->err, r->errlen, r->label, "array of %llu elements exceeds the %llu bytes left in the file",
 				    (unsigned long long)n, (unsigned long long)left(r));
+	if (n > MAX_ELEMS - r->elems)
+		return sp_model_err(r->err, r->errlen, r->label,
+				    "array of %llu elements: more than a GGUF header holds (%llu elements in all)",
+				    (unsigned long long)n, MAX_ELEMS);
+	r->elems += n;
 	if (count_out)
 		*count_out = n;
 	if (et != GT_STR && et != GT_ARR)
@@ -300,6 +312,9 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 	if (g->tensor_count > left(r) / 33)
 		return sp_model_err(r->err, r->errlen, r->label, "tensor count %llu is more than the file can hold",
 				    (unsigned long long)g->tensor_count);
+	if (g->tensor_count > MAX_TENSORS)
+		return sp_model_err(r->err, r->errlen, r->label, "tensor count %llu is more than a GGUF file holds (%llu)",
+				    (unsigned long long)g->tensor_count, MAX_TENSORS);
 	if (g->kv_count > left(r) / 14)
 		return sp_model_err(r->err, r->errlen, r->label, "key/value count %llu is more than the file can hold",
 				    (unsigned long long)g->kv_count);

@@ -18,6 +18,13 @@
  *    are answered 503 with Retry-After: 1, not dropped without an answer.
  * Optional TLS (MHD_USE_TLS, PEM in memory) and basic authentication
  * (crypt(3) against bcrypt hashes, results compared in constant time).
+ * Wrong passwords are slowed per client address: after SP_SERVE_FAIL_FREE
+ * wrong tries an address waits 1 s, then 2, 4 ... up to 60 s between tries,
+ * answered 429 with Retry-After at once (no bcrypt is run for it), so a
+ * flood costs the server a few checks, not one per guess, and a right
+ * password from another address is not queued behind it. The table of
+ * addresses is fixed (SP_SERVE_FAIL_SLOTS; the longest quiet one is
+ * forgotten first), an entry forgotten after 10 minutes without a wrong try.
  *
  * libmicrohttpd is loaded with dlopen when a server starts, not linked: on
  * Debian it pulls in GnuTLS, p11-kit and nettle, whose start-up costs every
@@ -26,11 +33,13 @@
 #include "out/serve_http.h"
 #include "out/webpage.h"
 #include "util/clock.h"
+#include "util/envlib.h"
 
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -70,8 +79,12 @@ static void mhd_load(void)
 {
 	static const char *const cands[] = { "libmicrohttpd.so.12", "libmicrohttpd.so" };
 	const char *env = getenv("SPARKOPS_MHD_LIB"); /* tests: a missing or wrong library */
+	static char env_real[PATH_MAX];
+	/* as root, only a library root owns in folders only root may write */
+	if (env && *env && !sp_env_lib_ok("SPARKOPS_MHD_LIB", env, env_real, sizeof env_real))
+		env = NULL;
 	if (env && *env)
-		mhd_lib.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+		mhd_lib.lib = dlopen(env_real, RTLD_NOW | RTLD_LOCAL);
 	for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !mhd_lib.lib && !(env && *env); i++)
 		mhd_lib.lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
 	if (!mhd_lib.lib) {
@@ -115,6 +128,7 @@ static const char failed[] = "the exposition could not be written\n";
 static const char bad_request[] = "bad request: GET and HEAD take no body\n";
 static const char busy[] = "too many connections from this address: retry in a second\n";
 static const char unauthorized[] = "authentication required\n";
+static const char too_many[] = "too many wrong passwords from this address: retry later\n";
 
 /* One per connection MHD holds (its socket context), in a table of
  * max_conns; guarded by conn_mu (the reaper thread reads it). */
@@ -130,6 +144,16 @@ struct conn {
 
 #define AUTH_CACHE 4
 #define AUTH_MAX 512 /* an Authorization header longer than this is refused */
+#define FAIL_WAIT_MAX 60.0    /* the longest wait between wrong tries from one address */
+#define FAIL_FORGET_S 600.0   /* an address quiet this long starts afresh */
+
+/* an address that sent wrong passwords: how many in a row, and until when it waits */
+struct fail {
+	bool used;
+	unsigned n;
+	double until, last; /* monotonic */
+	struct sockaddr_storage addr;
+};
 
 struct sp_server {
 	struct MHD_Daemon *d;
@@ -163,6 +187,8 @@ struct sp_server {
 	struct crypt_data *cd;
 	char auth_ok[AUTH_CACHE][AUTH_MAX]; /* headers that passed: bcrypt costs ~50 ms a check */
 	unsigned auth_next;
+	struct fail *fails; /* SP_SERVE_FAIL_SLOTS addresses (server thread only) */
+	unsigned long refused_429;
 };
 
 void sp_serve_opts_init(struct sp_serve_opts *o)
@@ -589,25 +615,73 @@ static bool check_password(struct sp_server *srv, const char *pass, const char *
 	return h && ct_equal(h, strlen(h), hash, strlen(hash));
 }
 
-/* true when the request names a configured user with the right password */
-static bool authorized(struct sp_server *srv, struct MHD_Connection *c)
+/* the address's entry (NULL: none), or with make a free or the quietest one */
+static struct fail *fail_of(struct sp_server *srv, const struct sockaddr_storage *a, bool make, double now)
+{
+	struct fail *quiet = NULL;
+	for (unsigned i = 0; i < SP_SERVE_FAIL_SLOTS; i++) {
+		struct fail *f = &srv->fails[i];
+		if (f->used && now - f->last > FAIL_FORGET_S)
+			f->used = false;
+		if (f->used && same_host(&f->addr, a))
+			return f;
+		if (!f->used) {
+			if (!quiet || quiet->used)
+				quiet = f; /* a free slot first */
+		} else if (!quiet || (quiet->used && f->last < quiet->last)) {
+			quiet = f; /* else the address quiet the longest */
+		}
+	}
+	if (!make || !quiet)
+		return NULL;
+	memset(quiet, 0, sizeof *quiet);
+	quiet->used = true;
+	quiet->addr = *a;
+	return quiet;
+}
+
+double sp_serve_fail_wait(unsigned n)
+{
+	if (n <= SP_SERVE_FAIL_FREE)
+		return 0;
+	unsigned k = n - SP_SERVE_FAIL_FREE - 1;
+	return k >= 6 ? FAIL_WAIT_MAX : (double)(1u << k) < FAIL_WAIT_MAX ? (double)(1u << k) : FAIL_WAIT_MAX;
+}
+
+enum auth { AUTH_NO, AUTH_OK, AUTH_WAIT };
+
+/* AUTH_OK when the request names a configured user with the right
+ * password; AUTH_WAIT (*wait seconds) when its address must wait before it
+ * may try again (nothing checked) */
+static enum auth authorized(struct sp_server *srv, struct MHD_Connection *c, const struct conn *k, double *wait)
 {
 	const char *v = mhd_lib.lookup(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!v || strncasecmp(v, "Basic ", 6) != 0 || strlen(v) >= AUTH_MAX)
-		return false;
+		return AUTH_NO;
 	size_t vl = strlen(v);
+	double now = sp_mono_now();
+	struct fail *f = fail_of(srv, &k->addr, false, now);
 	for (unsigned i = 0; i < AUTH_CACHE; i++)
-		if (srv->auth_ok[i][0] && ct_equal(v, vl, srv->auth_ok[i], strlen(srv->auth_ok[i])))
-			return true;
+		if (srv->auth_ok[i][0] && ct_equal(v, vl, srv->auth_ok[i], strlen(srv->auth_ok[i]))) {
+			if (f)
+				f->used = false; /* a right password: the address starts afresh */
+			return AUTH_OK;
+		}
+	/* a header not seen to pass: its address may have to wait first */
+	if (f && now < f->until) {
+		*wait = f->until - now;
+		srv->refused_429++;
+		return AUTH_WAIT;
+	}
 	char plain[AUTH_MAX];
 	const char *b = v + 6;
 	while (*b == ' ')
 		b++;
 	if (b64decode(b, plain, sizeof plain) < 0)
-		return false;
+		return AUTH_NO;
 	char *colon = strchr(plain, ':');
 	if (!colon)
-		return false;
+		return AUTH_NO;
 	*colon = 0;
 	const char *hash = NULL;
 	for (unsigned i = 0; i < srv->n_users; i++)
@@ -619,8 +693,35 @@ static bool authorized(struct sp_server *srv, struct MHD_Connection *c)
 	if (ok) {
 		snprintf(srv->auth_ok[srv->auth_next], AUTH_MAX, "%s", v);
 		srv->auth_next = (srv->auth_next + 1) % AUTH_CACHE;
+		if (f)
+			f->used = false; /* the right password: the address starts afresh */
+		return AUTH_OK;
 	}
-	return ok;
+	/* a wrong one: counted for its address, which may now have to wait */
+	f = f ? f : fail_of(srv, &k->addr, true, now);
+	if (f) {
+		f->n++;
+		f->last = now;
+		f->until = now + sp_serve_fail_wait(f->n);
+	}
+	return AUTH_NO;
+}
+
+/* 429 with Retry-After: the seconds the address must still wait */
+static enum MHD_Result answer_wait(struct sp_server *srv, struct MHD_Connection *c, double wait)
+{
+	(void)srv;
+	struct MHD_Response *r = mhd_lib.from_buffer(sizeof too_many - 1, (void *)(uintptr_t)too_many, // NOLINT(performance-no-int-to-ptr)
+						     MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	char ra[16];
+	snprintf(ra, sizeof ra, "%.0f", ceil(wait));
+	mhd_lib.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	mhd_lib.add_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+	enum MHD_Result q = mhd_lib.queue(c, 429, r);
+	mhd_lib.destroy(r);
+	return q;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -639,7 +740,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		conn_set_waiting(srv, k, false);
 		if (!k || !k->admitted)
 			return mhd_lib.queue(c, MHD_HTTP_SERVICE_UNAVAILABLE, srv->r_503);
-		if (srv->n_users && !authorized(srv, c))
+		double wait = 0;
+		enum auth a = srv->n_users ? authorized(srv, c, k, &wait) : AUTH_OK;
+		if (a == AUTH_WAIT)
+			return answer_wait(srv, c, wait);
+		if (a == AUTH_NO)
 			return mhd_lib.queue(c, MHD_HTTP_UNAUTHORIZED, srv->r_401);
 	}
 	if (!get && !head)
@@ -736,6 +841,7 @@ static void server_free(struct sp_server *srv)
 	pthread_mutex_destroy(&srv->conn_mu);
 	pthread_cond_destroy(&srv->reaper_cv);
 	free(srv->conns);
+	free(srv->fails);
 	if (srv->cd) {
 		explicit_bzero(srv->cd, sizeof *srv->cd);
 		free(srv->cd);
@@ -825,9 +931,11 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 	srv->users = o->users;
 	srv->n_users = o->users ? o->n_users : 0;
 	srv->conns = calloc(srv->n_conns, sizeof *srv->conns);
-	if (srv->n_users)
+	if (srv->n_users) {
 		srv->cd = calloc(1, sizeof *srv->cd);
-	if (!srv->conns || (srv->n_users && !srv->cd) || !make_fixed(srv)) {
+		srv->fails = calloc(SP_SERVE_FAIL_SLOTS, sizeof *srv->fails);
+	}
+	if (!srv->conns || (srv->n_users && (!srv->cd || !srv->fails)) || !make_fixed(srv)) {
 		server_free(srv);
 		close(fd);
 		*err = -ENOMEM;

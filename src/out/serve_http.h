@@ -55,6 +55,16 @@ struct sp_serve_opts {
 #define SP_SERVE_DEFAULT_CONN_MEM ((size_t)32 * 1024)
 void sp_serve_opts_init(struct sp_serve_opts *o);
 
+/* Wrong passwords (basic authentication), per client address: the first
+ * SP_SERVE_FAIL_FREE are answered 401 at once; after the Nth an address
+ * waits sp_serve_fail_wait(N) seconds (1, 2, 4 ... 60) before its next try
+ * is checked, and a try within the wait is answered 429 with Retry-After
+ * (no bcrypt run). A right password clears its address. At most
+ * SP_SERVE_FAIL_SLOTS addresses are remembered. */
+#define SP_SERVE_FAIL_FREE 3
+#define SP_SERVE_FAIL_SLOTS 256
+double sp_serve_fail_wait(unsigned n);
+
 /* "ADDR:PORT" with a numeric IPv4 address, "[IPv6]:PORT", or "localhost:PORT".
  * 0, or -EINVAL for anything else. */
 int sp_serve_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len);

@@ -22,7 +22,7 @@ int sp_flush_page_cache(struct sp_flush_result *r)
 	if (sp_drop_caches_path(r->path, sizeof r->path) < 0)
 		return -ENAMETOOLONG;
 	/* open first: no permission means no action at all (not even the sync) */
-	int fd = sp_open_proc(r->path, O_WRONLY);
+	int fd = sp_procsys_open_write("sys/vm/drop_caches");
 	if (fd < 0)
 		return fd;
 	sp_meminfo_read(&r->before);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *sp_stat_after_comm(const char *buf, size_t len)
@@ -244,6 +245,65 @@ int sp_tree_drop_self_line(struct sp_tree *t, const char *proc)
 		for (int j = 0; j < nl && !mine; j++)
 			mine = t->pids[i] == line[j];
 		if (mine)
+			dropped++;
+		else
+			t->pids[k++] = t->pids[i];
+	}
+	t->n = k;
+	return dropped;
+}
+
+int sp_proc_owner(const char *proc, pid_t pid, uid_t *uid)
+{
+	char path[256];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%d", proc, (int)pid);
+	if (stat(path, &st) < 0)
+		return -errno;
+	*uid = st.st_uid;
+	return 0;
+}
+
+/* pid 1, another user's, or gone while asked (then not ours to judge: kept
+ * out) */
+static bool foreign(const char *proc, pid_t pid, uid_t owner, uid_t *uid)
+{
+	if (pid == 1) {
+		*uid = 0;
+		return true;
+	}
+	uid_t u = owner;
+	if (sp_proc_owner(proc, pid, &u) < 0)
+		return false;
+	*uid = u;
+	return u != owner;
+}
+
+int sp_tree_foreign(const struct sp_tree *t, const char *proc, uid_t owner, struct sp_tree_odd *odd)
+{
+	int n = 0;
+	for (int i = 0; i < t->n; i++) {
+		uid_t u;
+		if (!foreign(proc, t->pids[i], owner, &u))
+			continue;
+		if (n++ == 0 && odd) {
+			odd->pid = t->pids[i];
+			odd->uid = u;
+			char path[256];
+			snprintf(path, sizeof path, "%s/%d/comm", proc, (int)t->pids[i]);
+			if (sp_read_line(path, odd->comm, sizeof odd->comm) < 0)
+				snprintf(odd->comm, sizeof odd->comm, "?");
+		}
+	}
+	return n;
+}
+
+int sp_tree_drop_foreign(struct sp_tree *t, const char *proc, uid_t owner)
+{
+	int k = 0, dropped = 0;
+	for (int i = 0; i < t->n; i++) {
+		uid_t u;
+		if (foreign(proc, t->pids[i], owner, &u))
 			dropped++;
 		else
 			t->pids[k++] = t->pids[i];

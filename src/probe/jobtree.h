@@ -41,6 +41,19 @@ int sp_self_line(const char *proc, pid_t *out, int max);
  * sparkops' own shell: its tree holds sparkops, and the guard must signal
  * neither). Returns how many were dropped. */
 int sp_tree_drop_self_line(struct sp_tree *t, const char *proc);
+/* The owner (effective uid) of <proc>/PID: 0, or -errno. */
+int sp_proc_owner(const char *proc, pid_t pid, uid_t *uid);
+/* A process the guard must not signal for a job owned by OWNER: pid 1, or a
+ * process of another user. How many the tree holds (0 none), the first one
+ * described in *odd (its pid, owner and name). */
+struct sp_tree_odd {
+	pid_t pid;
+	uid_t uid;
+	char comm[32];
+};
+int sp_tree_foreign(const struct sp_tree *t, const char *proc, uid_t owner, struct sp_tree_odd *odd);
+/* Drop those processes from the tree; how many were dropped. */
+int sp_tree_drop_foreign(struct sp_tree *t, const char *proc, uid_t owner);
 /* /proc/PID/stat: ppid and rss pages (pure, for tests and the fuzzer). 0 or -1. */
 /* /proc/PID/stat: comm may hold spaces and ')', so the fields start after
  * the last ')'; NULL when there is none */

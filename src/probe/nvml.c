@@ -8,6 +8,7 @@
 #include "probe/nvml_internal.h"
 #include "probe/probe.h"
 #include "util/text.h"
+#include "util/envlib.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -88,9 +89,14 @@ static int load(void)
 	nvml_fns.state = -1;
 	nvml_fns.why = SP_NO_DRIVER;
 	const char *env = getenv("SPARKOPS_NVML_LIB");
+	static char env_real[sizeof libname_buf];
+	/* as root, a library named by the environment is loaded only when root
+	 * owns it and its folders (else a warning and the default library) */
+	if (env && *env && !sp_env_lib_ok("SPARKOPS_NVML_LIB", env, env_real, sizeof env_real))
+		env = NULL;
 	const char *cands[3] = { NULL, NULL, NULL };
 	if (env && *env) {
-		cands[0] = env;
+		cands[0] = env_real;
 	} else {
 		cands[0] = "libnvidia-ml.so.1";
 		cands[1] = "libnvidia-ml.so";

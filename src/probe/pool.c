@@ -2,6 +2,7 @@
 /* Contiguous free memory, watermarks, compaction. See pool.h. */
 #include "probe/pool.h"
 #include "probe/kept.h"
+#include "probe/sysctl.h"
 #include "util/pagesize.h"
 #include "util/fileio.h"
 #include "util/paths.h"
@@ -9,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -420,7 +422,7 @@ int sp_compact_memory(void)
 	char path[600];
 	if (sp_proc_path(path, sizeof path, "sys/vm/compact_memory") < 0)
 		return -ENAMETOOLONG;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = sp_procsys_open_write("sys/vm/compact_memory");
 	if (fd < 0)
 		return -errno;
 	int err = 0;
@@ -450,9 +452,11 @@ void sp_vm_snapshot(char vals[SP_VM_GUARDED_N][32])
 int sp_vm_restore(const char *name, const char *val)
 {
 	char path[600];
-	if (sp_proc_path(path, sizeof path, "sys/vm/%s", name) < 0)
+	if (sp_proc_path(path, sizeof path, "sys/vm/%s", name) < 0 || strchr(name, '/'))
 		return -ENAMETOOLONG;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	char rel[128];
+	snprintf(rel, sizeof rel, "sys/vm/%s", name);
+	int fd = sp_procsys_open_write(rel);
 	if (fd < 0)
 		return -errno;
 	int err = 0;

@@ -13,7 +13,9 @@ static bool follow_reopen(struct sp_follow *f, bool at_end)
 	if (fd < 0)
 		return false;
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
+	/* a growing regular file only: a FIFO or a device (rotated in under the
+	 * name) would feed the parser for ever */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return false;
 	}

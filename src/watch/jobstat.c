@@ -206,7 +206,9 @@ static int dir_ok(const char *dir, mode_t mode, bool create, char *why, size_t w
 	struct stat st;
 	if (lstat(dir, &st) < 0) {
 		if (errno != ENOENT || !create) {
-			snprintf(why, whylen, "'%s': %s", dir, strerror(errno));
+			int e = errno;
+			snprintf(why, whylen, "'%s': %s", dir, strerror(e));
+			errno = e;
 			return -1;
 		}
 		if (mkdir(dir, mode) < 0 && errno != EEXIST) {
@@ -219,10 +221,30 @@ static int dir_ok(const char *dir, mode_t mode, bool create, char *why, size_t w
 		}
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		snprintf(why, whylen, "'%s' is not a folder of our own", dir);
+		if (S_ISDIR(st.st_mode))
+			snprintf(why, whylen, "'%s' is owned by uid %u, not by us (uid %u)", dir, (unsigned)st.st_uid,
+				 (unsigned)geteuid());
+		else
+			snprintf(why, whylen, "'%s' is not a folder of our own", dir);
+		errno = EPERM;
+		return -1;
+	}
+	/* a folder others may write: they could plant, replace or remove the
+	 * status files (top shown a fake job, or blinded) */
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, whylen, "'%s' is writable by group or others", dir);
+		errno = EPERM;
 		return -1;
 	}
 	return 0;
+}
+
+bool sp_jobstat_dir_refused(char *why, size_t whylen)
+{
+	char dir[256];
+	if (sp_jobstat_dir(dir, sizeof dir, false, why, whylen) == 0)
+		return false;
+	return errno != ENOENT; /* not made yet: the first run makes it */
 }
 
 int sp_jobstat_dir(char *buf, size_t n, bool create, char *why, size_t whylen)
@@ -252,8 +274,11 @@ int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid)
 	char dir[256], why[300];
 	f->on = false;
 	f->out.fd = f->out.dirfd = -1;
-	if (sp_jobstat_dir(dir, sizeof dir, true, why, sizeof why) < 0)
+	f->path[0] = '\0';
+	if (sp_jobstat_dir(dir, sizeof dir, true, why, sizeof why) < 0) {
+		snprintf(f->path, sizeof f->path, "%s", why);
 		return -EACCES;
+	}
 	int k = snprintf(f->path, sizeof f->path, "%s/%d", dir, (int)pid);
 	if (k < 0 || (size_t)k >= sizeof f->path)
 		return -ENAMETOOLONG;

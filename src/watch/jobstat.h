@@ -9,7 +9,8 @@
  * The folder (sp_jobstat_dir): $XDG_RUNTIME_DIR/sparkops when that is set,
  * else /run/sparkops for root, else /tmp/sparkops-UID. It is created 0700
  * (/run/sparkops 0755, so every user's top sees root's jobs) and refused
- * when it is not a directory owned by us (a symlink planted in /tmp). The
+ * when it is not a directory owned by us (a symlink planted in /tmp) or is
+ * writable by group or others (run, watch and top warn once). The
  * file is named by the engine's pid, mode 0644. Format (docs/ARCHITECTURE.md,
  * "The job status file"): one `key=value` a line, unknown keys ignored,
  * values without newlines; an empty value is unknown. */
@@ -55,6 +56,9 @@ int sp_jobstat_parse(const char *buf, size_t len, struct sp_jobstat *j);
 /* The status folder for this user into buf; 0, or -1 when there is none
  * usable (the reason in why, for a message). create: make it if missing. */
 int sp_jobstat_dir(char *buf, size_t n, bool create, char *why, size_t whylen);
+/* The folder exists but is refused (not a folder, not ours, or writable by
+ * group or others): true, WHY says which. Missing is not refused. */
+bool sp_jobstat_dir_refused(char *why, size_t whylen);
 
 /* The writer (the engine): opened once, written each sample, closed at exit.
  * The file appears whole (a temporary file renamed over it); after that it is
@@ -69,7 +73,8 @@ struct sp_jobstat_file {
 	char path[300];
 	struct sp_out out;     /* the one door (util/fileio.h): the folder held, the file kept open once made */
 };
-/* 0, or -errno (nothing will be written; the reason is said once by the caller) */
+/* 0, or -errno (nothing will be written; the reason, in f->path when the
+ * folder was refused, is said once by the caller) */
 int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid);
 /* Write j (a reader sees the old text or the new one, never a mix it
  * accepts). 0 or -errno. No heap. */

@@ -12,6 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+/* a row's unix_time: from 1970 to 2286 (10^10 s); -1e18 or 1e18 is a
+ * malformed row, not a duration of millions of hours */
+#define SP_UNIX_TIME_MAX 1e10
+static bool unix_ok(double t) { return t >= 0 && t <= SP_UNIX_TIME_MAX; }
+
 enum col_kind { K_TIME, K_UNIX, K_TYPE, K_EVENT, K_DETAIL, K_NUM, K_REASONS, K_UNIT };
 
 struct col { // NOLINT(clang-analyzer-optin.performance.Padding): a small static table
@@ -569,7 +574,7 @@ bool sp_logrow_parse_fast(const char *line, size_t len, int ncols, struct sp_log
 			break;
 		}
 		case K_UNIX:
-			if (!num_here(&p, end, &r->unix_time) || isnan(r->unix_time))
+			if (!num_here(&p, end, &r->unix_time) || !unix_ok(r->unix_time))
 				return false;
 			break;
 		case K_TIME:
@@ -643,8 +648,8 @@ int sp_logrow_parse_n(const char *line, size_t len, int ncols, struct sp_logrow 
 			sp_text_copy(r->time_iso, sizeof r->time_iso, v);
 			break;
 		case K_UNIX:
-			if (parse_num(v, &r->unix_time) < 0 || isnan(r->unix_time)) {
-				snprintf(err, errlen, "field 'unix_time': '%.40s' is not a time", v);
+			if (parse_num(v, &r->unix_time) < 0 || !unix_ok(r->unix_time)) {
+				snprintf(err, errlen, "field 'unix_time': '%.40s' is not a time (1970 to 2286)", v);
 				return -1;
 			}
 			break;

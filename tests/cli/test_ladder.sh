@@ -4,6 +4,8 @@
 # per-job state file, competitors judged by their cap, and the refusal rules.
 # (The real page-cache flush is tests/cli/test_ladder_flush.sh.)
 . "$(dirname "$0")/lib.sh"
+# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
+export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 LOGS=$FIX/oomlogs
 export XDG_STATE_HOME="$TMP/state"

@@ -6,6 +6,8 @@
 # with their reason; the log's facts in the advice (fragmentation, a
 # server's own knobs); --apply 1 shows the reading after the flush.
 . "$(dirname "$0")/lib.sh"
+# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
+export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 LOGS=$FIX/oomlogs
 export XDG_STATE_HOME="$TMP/state"

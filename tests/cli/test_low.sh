@@ -8,6 +8,8 @@
 #  4. SIGTERM / SIGINT end 'sparkops run' promptly, with the job gone and the
 #     exit row last in the log.
 . "$(dirname "$0")/lib.sh"
+# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
+export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 NONV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 SC="$(cd "$(dirname "$0")/../fake-nvml/scenarios" && pwd)"

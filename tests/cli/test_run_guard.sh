@@ -4,6 +4,8 @@
 # grace), and for real on this machine: a job that allocates step by step is
 # stopped just past a floor set a few hundred MiB under the current MemFree.
 . "$(dirname "$0")/lib.sh"
+# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
+export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 PC=$BUILD_DIR/progress_child
 NONV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"

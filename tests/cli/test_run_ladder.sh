@@ -6,6 +6,8 @@
 # --max_seq_length is small enough). Everything reads a fixture tree; rung 1's
 # flush, as root, writes the fixture's own drop_caches, never the machine's.
 . "$(dirname "$0")/lib.sh"
+# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
+export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 CHILD=$HERE/tests/helpers/ladder_child.sh

@@ -5,6 +5,8 @@
 # moves, each sort, a resize and back, q / SIGTERM / SIGSEGV with the
 # terminal restored, a hung driver, a running job, the flush prompt.
 . "$(dirname "$0")/lib.sh"
+# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
+export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 PC=$BUILD_DIR/progress_child
 SC="$(cd "$(dirname "$0")/../fake-nvml/scenarios" && pwd)"

@@ -54,9 +54,16 @@ expect_rc 0 "reads, comments and prose are not findings"
 
 # the allow-list stays true: an entry whose write is gone is a finding
 fresh
-sed 's/O_WRONLY | O_CLOEXEC/O_RDONLY | O_CLOEXEC/g' "$T/src/probe/pool.c" >"$T/pool.c" && mv "$T/pool.c" "$T/src/probe/pool.c"
+sed 's/sp_open_proc(path, O_WRONLY)/sp_open_proc(path, O_RDONLY)/' "$T/src/probe/harden.c" >"$T/h.c" && mv "$T/h.c" "$T/src/probe/harden.c"
 run sh "$CHECK" "$T"
 expect_rc 1 "an allow-list entry that matches no write fails"
-expect_out 'allow-list entry "src/probe/pool.c sp_compact_memory" matches no write' "and is named"
+expect_out 'allow-list entry "src/probe/harden.c lower_own_oom_score" matches no write' "and is named"
+
+# write flags kept in a variable for a later open are a finding too
+fresh
+printf 'static int w2(const char *p)\n{\n\tint fl = O_WRONLY | O_CREAT;\n\treturn open(p, fl, 0644);\n}\n' >>"$T/src/cmd/plan.c"
+run sh "$CHECK" "$T"
+expect_rc 1 "write flags in a variable fail"
+expect_out 'src/cmd/plan.c:[0-9]+: open flags for writing kept for a later open' "with FILE:LINE"
 
 done_testing
