@@ -27,6 +27,7 @@ static void episode_reset(struct sp_guard *g)
 {
 	g->freed_t = g->short_since = g->short_pool = g->psi_since = NAN;
 	g->held = false;
+	g->futile = false;
 	g->short_now = false;
 }
 
@@ -91,9 +92,12 @@ enum sp_guard_act sp_guard_step(struct sp_guard *g, double t, const struct sp_gu
 		}
 		if (low)
 			g->by_psi = false;
-		/* 1. what costs nothing, once per window */
+		/* 1. what costs nothing, at most once per window */
 		bool can_free = g->cfg.can_flush || g->cfg.can_evict;
-		if (low && can_free && rec >= SP_GUARD_TAKE_MIN && (isnan(g->freed_t) || t - g->freed_t >= sp_guard_confirm_s(g))) {
+		/* again only after one that gave something back: a futile eviction
+		 * repeated every window would only throw out the job's own hot files */
+		if (low && can_free && !g->futile && rec >= SP_GUARD_TAKE_MIN &&
+		    (isnan(g->freed_t) || t - g->freed_t >= sp_guard_confirm_s(g))) {
 			g->freed_t = t;
 			g->frees++;
 			return SP_GA_FREE;
@@ -129,6 +133,8 @@ void sp_guard_freed(struct sp_guard *g, double gained)
 {
 	if (isfinite(gained) && gained > 0)
 		g->freed_bytes += gained;
+	if (!(isfinite(gained) && gained >= SP_GUARD_TAKE_MIN))
+		g->futile = true;
 }
 
 int sp_guard_sleep_ms(const struct sp_guard *g, double pool_bytes)

@@ -4,7 +4,8 @@
  * the page cache would give back (the model's reclaimable) and PSI memory
  * `full`. Below the free-memory floor it warns, then frees what costs nothing
  * (a flush with --guard-flush as root, else an eviction of the job's own
- * files), once per confirmation window. It stops the job (SIGTERM, SIGKILL
+ * files), at most once per confirmation window, and again only when the last
+ * one gave something back. It stops the job (SIGTERM, SIGKILL
  * after the grace) only when the pool is short: MemFree plus everything
  * reclaimable is under the floor (nothing left to take: the kernel reclaims
  * the rest on its own when the job asks), or PSI full stays above its
@@ -62,6 +63,7 @@ struct sp_guard {
 	int frees;            /* free actions, since the guard started */
 	double freed_bytes;   /* what they gave back, summed */
 	bool held;            /* SP_GA_HOLD said this episode */
+	bool futile;          /* a free action this episode gave back under SP_GUARD_TAKE_MIN: not repeated */
 	bool by_psi;          /* the current trouble is PSI, not the floor */
 	bool short_now;       /* the last look found the pool short */
 	double lowest_free;   /* bytes, since the guard started */
@@ -80,7 +82,8 @@ void sp_guard_init(struct sp_guard *g, const struct sp_guard_cfg *c);
 /* The confirmation window in force (cfg, or the default). */
 double sp_guard_confirm_s(const struct sp_guard *g);
 enum sp_guard_act sp_guard_step(struct sp_guard *g, double t, const struct sp_guard_look *l);
-/* After SP_GA_FREE: what it gave back (bytes; <= 0 or NAN: nothing). */
+/* After SP_GA_FREE: what it gave back (bytes; <= 0 or NAN: nothing). Under
+ * SP_GUARD_TAKE_MIN the action is not repeated this episode. */
 void sp_guard_freed(struct sp_guard *g, double gained);
 /* How long to sleep before the next look: short near the floor, so an
  * allocator taking SP_GUARD_FAST_RATE cannot cross it between two looks.
