@@ -31,6 +31,10 @@ expect_out '4 other processes holding 51\.4 GiB' "ladder: 4 other processes hold
 expect_no_out '0\.3 or lower' "ladder: one small-cap constant (no 0.3 beside 0.5)"
 expect_out 'vllm .*0\.50 = 59\.8 GiB, holds 3\.1 GiB now: a small cap' "ladder: the judgement names the cap and what it holds"
 
+# the metrics exposition: the same used
+run $NONV $S metrics $L
+expect_out '^sparkops_pool_used_bytes 7355[0-9]{7}$' "metrics: sparkops_pool_used_bytes is the same 68.5 GiB"
+
 # the run summary: peak pool use is that 'used' (page cache excluded)
 cd "$TMP" || exit 2
 run $NONV $S run --interval 0.2 --summary sum.json $L -- sleep 0.5
