@@ -47,6 +47,9 @@ void sp_runwatch_check(const struct sp_engine_opts *o, const char *cmd);
 	SP_OPT_CALLBACK_NOARG("guard-flush", (o), sp_opt_guard_flush,                                          \
 			      "guard: flush the page cache first (root; it drops\n"                                  \
 			      "every user's cache), not only the job's files"),                           \
+	SP_OPT_PATH("guard-evict", &(o)->guard_evict_path, "PATH",                                              \
+		    "guard: when freeing, also evict your own files under\n"                                \
+		    "PATH (a model cache the job does not have open)"),                                     \
 	SP_OPT_DURATION("guard-grace", &(o)->guard.grace_s, "S", 0, 0, 0,                                      \
 			"guard: SIGKILL S seconds after SIGTERM (default 10)"),                                \
 	SP_OPT_SIZE("reserve", &(o)->reserve, "SIZE", "memory kept back for the OS in the budget (default 4GiB)"), \

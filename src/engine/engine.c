@@ -295,14 +295,23 @@ static void guard_free(struct wl *w, const struct sp_guard_look *l)
 		scan_tree(w, &w->guard_tree);
 		for (int i = 0; i < w->guard_tree.n; i++)
 			sp_evict_pid(ev, w->guard_tree.pids[i]);
+		long own = ev->files;
+		/* --guard-evict: the user's cold files (each file once: the job's were seen first) */
+		const char *cold = w->o->guard_evict_path;
+		int ce = cold ? sp_evict_path(ev, cold) : 0;
+		if (ce < 0)
+			sp_warn("guard: --guard-evict '%s': %s", cold, strerror(-ce));
 		gained = ev->resident_before > ev->resident_after ? (double)(ev->resident_before - ev->resident_after) : 0;
 		struct sp_guard_look after = { 0 };
 		guard_look(&after);
-		snprintf(d, sizeof d, "freed_bytes=%.0f files=%ld free_bytes=%.0f reclaimable_bytes=%.0f", gained, ev->files,
-			 after.free_bytes, after.reclaimable);
-		sp_warn("guard: evicted the job's own files from the page cache (%ld file%s): %s freed, %s free now, "
+		snprintf(d, sizeof d, "freed_bytes=%.0f files=%ld cold_files=%ld free_bytes=%.0f reclaimable_bytes=%.0f", gained,
+			 own, ev->files - own, after.free_bytes, after.reclaimable);
+		char more[64] = "";
+		if (cold)
+			snprintf(more, sizeof more, " and %ld under --guard-evict", ev->files - own);
+		sp_warn("guard: evicted the job's own files from the page cache (%ld file%s%s): %s freed, %s free now, "
 			"%s reclaimable (a flush needs --guard-flush as root)",
-			ev->files, ev->files == 1 ? "" : "s", sp_fmt_gib(a, sizeof a, gained),
+			own, own == 1 ? "" : "s", more, sp_fmt_gib(a, sizeof a, gained),
 			sp_fmt_gib(b, sizeof b, after.free_bytes), sp_fmt_gib(c, sizeof c, after.reclaimable));
 		free(ev);
 		guard_queue(w, SP_EV_GUARD_EVICT, d);

@@ -35,6 +35,7 @@ struct sp_engine_opts {
 	const regex_t *progress_re; /* the caller's, compiled; NULL: tqdm and Trainer only */
 	struct sp_guard_cfg guard;
 	bool guard_flush_asked;
+	const char *guard_evict_path; /* --guard-evict: the user's cold files under it are freed too */
 	uint64_t reserve;
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT, NULL none */
 	/* run --guard-load: from launch to readiness (docs/run.md "Surviving a model load") */

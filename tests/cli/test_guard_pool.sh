@@ -49,6 +49,26 @@ expect_jq '[.guard_actions[].action][0:3] == ["warn","evict","hold"]' "summary: 
 [ "$(cat fx/proc/sys/vm/drop_caches 2>/dev/null)" != 3 ]
 _report $? "the fixture's drop_caches is not written (no --guard-flush)"
 
+# 1b. --guard-evict DIR: the user's cold files under DIR are evicted too
+# (a 128 MiB file read into the page cache, on a disk, not tmpfs)
+CD="$BUILD_DIR/guard-cold.$$"
+mkdir -p "$CD"
+if [ "$(stat -f -c %T "$CD")" != tmpfs ]; then
+	dd if=/dev/zero of="$CD/shard.bin" bs=1M count=128 conv=fsync status=none && cat "$CD/shard.bin" >/dev/null
+	run $NONV $S run --interval 0.2 --log e.csv --guard-min-free 6GiB --guard-evict "$CD" $FX -- sleep 1
+	expect_rc 0 "--guard-evict: the job still ends by itself"
+	expect_err "guard: evicted the job's own files from the page cache \([0-9]+ files? and 1 under --guard-evict\)" \
+		"the cold file under --guard-evict is evicted too"
+	freed=$(awk -F, '$4=="guard_evict" { split($5, a, "freed_bytes="); split(a[2], b, " "); print b[1]; exit }' e.csv)
+	[ -n "$freed" ] && [ "$freed" -ge $((100 * 1048576)) ]
+	_report $? "its pages are what the eviction gave back (${freed:-?} bytes)"
+	grep -q ',event,guard_evict,.*cold_files=1 ' e.csv
+	_report $? "the log row counts it (cold_files=1)"
+else
+	echo "# skip: $CD is tmpfs (shmem is not evicted)"
+fi
+rm -rf "$CD"
+
 # 2. nothing reclaimable (100 MiB cached): stopped within the window, not before
 meminfo fx/proc/meminfo $((5 * GiBk)) 102400
 run $NONV $S run --interval 0.2 --log b.csv --summary b.json --guard-min-free 6GiB --guard-confirm 1s $FX -- sleep 20
