@@ -267,12 +267,14 @@ static void guard_look(struct sp_guard_look *l)
 	l->reclaimable = sp_ok(pm.reclaimable.why) ? (double)pm.reclaimable.v : NAN;
 }
 
-/* What costs nothing: as root with --guard-flush the page-cache flush, else
- * the page cache of the job's own open and mapped files (its user's). */
+/* What costs nothing: as root with --guard-flush the page-cache flush; else,
+ * or when it failed, the page cache of the job's own open and mapped files
+ * (its user's) and of the user's files under --guard-evict. */
 static void guard_free(struct wl *w, const struct sp_guard_look *l)
 {
 	char d[200], a[32], b[32], c[32];
 	double gained = 0;
+	bool flushed = false;
 	if (w->guard.cfg.can_flush) {
 		struct sp_flush_result r;
 		int e = sp_flush_page_cache(&r);
@@ -281,13 +283,15 @@ static void guard_free(struct wl *w, const struct sp_guard_look *l)
 			sp_warn("guard: page cache flush failed: '%s': %s", r.path, strerror(-e));
 		} else {
 			gained = (double)r.mem_free_gain;
+			flushed = true;
 			double after = (double)r.after.v[SP_MI_FREE];
 			snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", gained, after);
 			sp_warn("guard: flushed the page cache: %s freed, %s free now", sp_fmt_gib(a, sizeof a, gained),
 				sp_fmt_gib(b, sizeof b, after));
 		}
 		guard_queue(w, SP_EV_GUARD_FLUSH, d);
-	} else {
+	}
+	if (!flushed) { /* not asked, or the flush failed: what needs no root */
 		struct sp_evict *ev = malloc(sizeof *ev);
 		if (!ev)
 			return;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Attribution and the guard, with scripted time; /proc/PID/stat parsing;
+/* Attribution with scripted time (the guard: test_guard.c); /proc/PID/stat parsing;
  * events between samples. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,6 @@
 #include "probe/sample.h"
 #include "watch/attribute.h"
 #include "watch/child.h"
-#include "watch/guard.h"
 #include "watch/sampler.h"
 
 /* A run at 10 it/s that falls to 6 it/s at t=drop; tweak() adds evidence. */
