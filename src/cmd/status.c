@@ -334,8 +334,11 @@ static void print_pool(const struct sp_sample *s, const struct style *st)
 		print_mem_row("available", m, SP_MI_AVAILABLE, "MemAvailable: counts cache the kernel may drop");
 		struct sp_pool pm;
 		sp_pool_from_sample(&pm, s);
-		printf("  %-13s %10s   total - free - page cache: processes and the kernel (slab %s)\n", "used",
-		       sp_fmt_gib(b1, sizeof b1, (double)pm.used), sp_fmt_gib(b2, sizeof b2, (double)pm.kernel));
+		if (pm.cache_known)
+			printf("  %-13s %10s   total - free - page cache: processes and the kernel (slab %s)\n", "used",
+			       sp_fmt_gib(b1, sizeof b1, (double)pm.used), sp_fmt_gib(b2, sizeof b2, (double)pm.kernel));
+		else
+			printf("  %-13s %10s   the page cache is unknown, so is what processes use\n", "used", "unknown");
 		print_contig(s, st);
 		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED))
 			printf("  %-13s %10s   Buffers+Cached (%s of it shmem)\n", "page cache",

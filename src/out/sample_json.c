@@ -59,7 +59,7 @@ json_t *sp_json_pool(const struct sp_sample *s)
 	/* the pool model's figures (probe/poolmodel.h): the same 'used' as top and the run summary */
 	struct sp_pool pm;
 	sp_pool_from_sample(&pm, s);
-	json_object_set_new(p, "used_bytes", m->why == SP_OK ? json_integer((json_int_t)pm.used) : json_null());
+	json_object_set_new(p, "used_bytes", m->why == SP_OK && pm.cache_known ? json_integer((json_int_t)pm.used) : json_null());
 	json_object_set_new(p, "kernel_bytes", m->why == SP_OK ? json_integer((json_int_t)pm.kernel) : json_null());
 	json_object_set_new(p, "processes_held_bytes", json_integer((json_int_t)pm.procs_held));
 	put_mi(p, m, "buffers_bytes", SP_MI_BUFFERS);

@@ -12,9 +12,9 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 
 double sp_pool_used_of(double total, double free, double cache)
 {
-	if (!isfinite(total) || !isfinite(free))
+	if (!isfinite(total) || !isfinite(free) || !isfinite(cache))
 		return NAN;
-	double u = total - free - (isfinite(cache) ? cache : 0);
+	double u = total - free - cache;
 	return u > 0 ? u : 0;
 }
 

@@ -42,9 +42,9 @@ struct sp_pool {
 	bool cgroup_bound;
 };
 
-/* used = total - free - cache, never below 0; NAN when total or free is
- * unknown (a cache that is unknown counts as 0). The summary reads a log row
- * with it, the model a sample. */
+/* used = total - free - cache, never below 0; NAN when any of them is
+ * unknown (never total - free passed off as used). The summary reads a log
+ * row with it, the model a sample. */
 double sp_pool_used_of(double total, double free, double cache);
 /* What `sync; echo 3 > drop_caches` gives back, from meminfo alone:
  * Buffers + Cached - Shmem - Mapped (never below 0) + SReclaimable. */
