@@ -119,33 +119,57 @@ int cmd_evict(int argc, char **argv)
 	double freed = (double)e->resident_before - (double)e->resident_after;
 	if (freed < 0)
 		freed = 0;
+	/* no file measurable: the figures are unknown, not 0 (nor mincore's "all resident") */
+	bool none_known = e->files > 0 && e->unknown_files == e->files;
+	bool skipped_known = !(e->not_owned > 0 && e->not_owned_unknown == e->not_owned);
 	if (json) {
 		json_t *o = json_object();
 		json_object_set_new(o, "mode", json_string("fadvise"));
 		json_object_set_new(o, "files", json_integer(e->files));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)e->bytes));
-		json_object_set_new(o, "resident_before_bytes", json_integer((json_int_t)e->resident_before));
-		json_object_set_new(o, "resident_after_bytes", json_integer((json_int_t)e->resident_after));
-		json_object_set_new(o, "evicted_bytes", json_integer((json_int_t)freed));
+		json_object_set_new(o, "resident_before_bytes",
+				    none_known ? json_null() : json_integer((json_int_t)e->resident_before));
+		json_object_set_new(o, "resident_after_bytes",
+				    none_known ? json_null() : json_integer((json_int_t)e->resident_after));
+		json_object_set_new(o, "evicted_bytes", none_known ? json_null() : json_integer((json_int_t)freed));
+		json_object_set_new(o, "residency_unknown_files", json_integer(e->unknown_files));
+		json_object_set_new(o, "residency_unknown_bytes", json_integer((json_int_t)e->unknown_bytes));
 		json_t *sk = json_object();
 		json_object_set_new(sk, "not_owned", json_integer(e->not_owned));
 		json_object_set_new(sk, "not_regular", json_integer(e->not_regular));
 		json_object_set_new(sk, "symlinks", json_integer(e->symlinks));
 		json_object_set_new(sk, "errors", json_integer(e->errors));
 		json_object_set_new(o, "skipped", sk);
-		json_object_set_new(o, "not_owned_resident_bytes", json_integer((json_int_t)e->not_owned_resident));
+		json_object_set_new(o, "not_owned_resident_bytes",
+				    skipped_known ? json_integer((json_int_t)e->not_owned_resident) : json_null());
+		json_object_set_new(o, "not_owned_residency_unknown", json_integer(e->not_owned_unknown));
 		if (sp_json_print(stdout, o) < 0)
 			rc = SP_EXIT_IO;
 		json_decref(o);
 	} else {
 		char a[32], b[32], c[32];
-		printf("evicted %ld file%s (%s): %s resident before, %s after\n", e->files, e->files == 1 ? "" : "s",
-		       sp_fmt_gib(a, sizeof a, (double)e->bytes), sp_fmt_bytes(b, sizeof b, (double)e->resident_before),
-		       sp_fmt_bytes(c, sizeof c, (double)e->resident_after));
-		if (e->not_owned)
-			printf("skipped %ld file%s of other users (%s cached; --any-owner, or root: sparkops evict)\n",
+		static const char unknown_why[] =
+			"the kernel does not tell a user who may not write a file how much of it is cached (mincore "
+			"says every page is); its owner or root can tell (fincore)";
+		if (none_known)
+			printf("evicted %ld file%s (%s): residency unknown: %s\n", e->files, e->files == 1 ? "" : "s",
+			       sp_fmt_bytes(a, sizeof a, (double)e->bytes), unknown_why);
+		else
+			printf("evicted %ld file%s (%s): %s resident before, %s after\n", e->files, e->files == 1 ? "" : "s",
+			       sp_fmt_bytes(a, sizeof a, (double)e->bytes), sp_fmt_bytes(b, sizeof b, (double)e->resident_before),
+			       sp_fmt_bytes(c, sizeof c, (double)e->resident_after));
+		if (e->unknown_files && !none_known)
+			printf("  of them %ld file%s (%s) of unknown residency, not counted: %s\n", e->unknown_files,
+			       e->unknown_files == 1 ? "" : "s", sp_fmt_bytes(a, sizeof a, (double)e->unknown_bytes), unknown_why);
+		if (e->not_owned && !skipped_known)
+			printf("skipped %ld file%s of other users (residency unknown: not yours to measure; --any-owner, or "
+			       "root: sparkops evict)\n",
+			       e->not_owned, e->not_owned == 1 ? "" : "s");
+		else if (e->not_owned)
+			printf("skipped %ld file%s of other users (%s cached%s; --any-owner, or root: sparkops evict)\n",
 			       e->not_owned, e->not_owned == 1 ? "" : "s",
-			       sp_fmt_bytes(a, sizeof a, (double)e->not_owned_resident));
+			       sp_fmt_bytes(a, sizeof a, (double)e->not_owned_resident),
+			       e->not_owned_unknown ? ", some of unknown residency" : "");
 		if (e->not_regular || e->symlinks)
 			printf("skipped %ld not regular file%s, %ld symlink%s (not followed)\n", e->not_regular,
 			       e->not_regular == 1 ? "" : "s", e->symlinks, e->symlinks == 1 ? "" : "s");

@@ -343,6 +343,7 @@ static json_t *competitors_json(const struct sp_ladder_decision *d)
 		json_object_set_new(o, "kind", json_string(sp_proc_kind_name(k->proc->kind)));
 		json_object_set_new(o, "holds_bytes", k->holds_ok ? json_integer((json_int_t)k->holds_bytes) : json_null());
 		json_object_set_new(o, "cap_fraction", k->proc->has_cap ? json_real(k->proc->cap_frac) : json_null());
+		json_object_set_new(o, "cap_bytes", k->cap_ok ? json_integer((json_int_t)k->cap_bytes) : json_null());
 		json_object_set_new(o, "cap_default", json_boolean(k->proc->has_cap && k->proc->cap_default));
 		json_object_set_new(o, "suspect", json_boolean(k->suspect));
 		json_object_set_new(o, "judgement", sp_json_text(k->judgement));

@@ -11,6 +11,7 @@
 #include "cmd/cmdutil.h"
 #include "cmd/planargs.h"
 #include "model/model.h"
+#include "probe/poolmodel.h"
 #include "probe/probe.h"
 #include "util/json.h"
 #include "util/msg.h"
@@ -328,8 +329,10 @@ static void read_budget(struct sp_plan_budget *b, const struct plan_args *a)
 			       sp_procfs());
 		}
 		if (b->uma) {
-			b->bytes = s->budget.now.v;
-			b->after_flush = sp_ok(s->budget.after_flush.why) ? s->budget.after_flush.v : 0;
+			struct sp_pool pm; /* the pool model's budget: status's, the guard's, the ladder's */
+			sp_pool_from_sample(&pm, s);
+			b->bytes = pm.budget_now.v;
+			b->after_flush = sp_ok(pm.budget_after_flush.why) ? pm.budget_after_flush.v : 0;
 			b->pool_total = mem_total;
 		} else {
 			const struct sp_gpu *g = s->ngpu > 0 ? &s->gpus[0] : NULL;

@@ -34,11 +34,22 @@ void sp_runwatch_check(struct sp_engine_opts *o, const char *cmd);
 		       "a fall of more than PCT% below the baseline for 3\n"                                   \
 		       "samples is a slowdown episode (default 15)"),                                          \
 	SP_OPT_SIZE_POS("guard-min-free", &(o)->guard.min_free, "SIZE",                                        \
-			"guard: keep MemFree above SIZE (warn, flush, stop)"),                                 \
+			"guard: MemFree under SIZE: warn, free what costs\n"                                   \
+			"nothing (evict the job's files; flush with\n"                                         \
+			"--guard-flush), stop the job only when the page\n"                                   \
+			"cache cannot lift it back over SIZE"),                                                \
+	SP_OPT_DURATION("guard-confirm", &(o)->guard.confirm_s, "DURATION", 0, 3600, SP_OPTF_LO_OPEN,          \
+			"guard: the pool short this long before the job is\n"                                  \
+			"stopped (default 3s: a flush takes time to show; a\n"                                 \
+			"pool still falling by 256 MiB ends the wait)"),                                       \
 	SP_OPT_PERCENT("guard-psi-full", &(o)->guard.psi_full_pct, "PCT",                                      \
 		       "guard: act when PSI memory full avg10 stays above PCT"),                               \
 	SP_OPT_CALLBACK_NOARG("guard-flush", (o), sp_opt_guard_flush,                                          \
-			      "guard: flush the page cache before stopping (root)"),                           \
+			      "guard: flush the page cache first (root; it drops\n"                                  \
+			      "every user's cache), not only the job's files"),                           \
+	SP_OPT_PATH("guard-evict", &(o)->guard_evict_path, "PATH",                                              \
+		    "guard: when freeing, also evict your own files under\n"                                \
+		    "PATH (a model cache the job does not have open)"),                                     \
 	SP_OPT_DURATION("guard-grace", &(o)->guard.grace_s, "S", 0, 0, 0,                                      \
 			"guard: SIGKILL S seconds after SIGTERM (default 10)"),                                \
 	SP_OPT_FLAG(0, "force", &(o)->force,                                                                   \

@@ -5,6 +5,7 @@
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
 #include "probe/pool.h"
+#include "probe/poolmodel.h"
 #include "probe/spark.h"
 #include "probe/probe.h"
 #include "probe/sysctl.h"
@@ -37,11 +38,11 @@ static const struct sp_cmdspec spec = {
 
 /* ---- the verdict ----------------------------------------------------------- */
 
-#define TROUBLE_BUDGET (1ULL << 30)
+#define TROUBLE_BUDGET SP_POOL_LOW_BUDGET
 #define TROUBLE_PSI_FULL 10.0
 /* under this much free in 2 MiB blocks the GPU driver's large allocations
  * start to fail (NV_ERR_NO_MEMORY) while MemFree still looks fine */
-#define CONTIG_LOW (1ULL << 30)
+#define CONTIG_LOW SP_POOL_LOW_CONTIG
 
 static bool contig_low(const struct sp_sample *s)
 {
@@ -359,6 +360,13 @@ static void print_pool(const struct sp_sample *s, const struct style *st)
 	if (m->why == SP_OK) {
 		print_mem_row("free", m, SP_MI_FREE, "MemFree: usable now without reclaim");
 		print_mem_row("available", m, SP_MI_AVAILABLE, "MemAvailable: counts cache the kernel may drop");
+		struct sp_pool pm;
+		sp_pool_from_sample(&pm, s);
+		if (pm.cache_known)
+			printf("  %-13s %10s   total - free - page cache: processes and the kernel (slab %s)\n", "used",
+			       sp_fmt_gib(b1, sizeof b1, (double)pm.used), sp_fmt_gib(b2, sizeof b2, (double)pm.kernel));
+		else
+			printf("  %-13s %10s   the page cache is unknown, so is what processes use\n", "used", "unknown");
 		print_contig(s, st);
 		if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED))
 			printf("  %-13s %10s   Buffers+Cached (%s of it shmem)\n", "page cache",

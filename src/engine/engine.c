@@ -15,6 +15,7 @@
 #include "probe/flush.h"
 #include "probe/harden.h"
 #include "probe/pool.h"
+#include "probe/poolmodel.h"
 #include "probe/probe.h"
 #include "probe/sysctl.h"
 #include "util/clock.h"
@@ -74,6 +75,8 @@ void sp_engine_opts_init(struct sp_engine_opts *o)
 	o->baseline_window_s = SP_ATTR_DEFAULT_WINDOW_S;
 	o->slowdown_pct = SP_ATTR_DEFAULT_SLOWDOWN_PCT;
 	o->guard.grace_s = SP_GUARD_DEFAULT_GRACE_S;
+	o->guard.confirm_s = SP_GUARD_DEFAULT_CONFIRM_S;
+	o->guard.can_evict = true; /* the job's own files: costs nothing, needs no root */
 	o->reserve = SP_DEFAULT_RESERVE;
 	o->load_deadline_s = SP_LG_DEFAULT_DEADLINE_S;
 	o->ladder.max_tries = SP_RETRY_DEFAULT_MAX_TRIES;
@@ -263,21 +266,75 @@ static double read_psi_full(void)
 	return p[SP_PSI_MEMORY].why == SP_OK && p[SP_PSI_MEMORY].full.ok ? p[SP_PSI_MEMORY].full.avg10 : NAN;
 }
 
-static void guard_flush(struct wl *w)
+/* One look at the pool for the guard: MemFree and what a flush gives back,
+ * from the pool model (meminfo alone: the cheap read). */
+static void guard_look(struct sp_guard_look *l)
 {
-	char d[200], a[32], b[32];
-	struct sp_flush_result r;
-	int e = sp_flush_page_cache(&r);
-	if (e < 0) {
-		snprintf(d, sizeof d, "error=%s", sp_procsys_strerror(e));
-		sp_warn("guard: page cache flush failed: '%s': %s", r.path, sp_procsys_strerror(e));
-	} else {
-		double freed = (double)r.mem_free_gain, after = (double)r.after.v[SP_MI_FREE];
-		snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", freed, after);
-		sp_warn("guard: flushed the page cache: %s freed, %s free now", sp_fmt_gib(a, sizeof a, freed),
-			sp_fmt_gib(b, sizeof b, after));
+	struct sp_meminfo m;
+	sp_meminfo_read(&m);
+	struct sp_pool pm;
+	sp_pool_from_meminfo(&pm, &m);
+	l->free_bytes = m.why == SP_OK ? (double)pm.free : NAN;
+	l->reclaimable = sp_ok(pm.reclaimable.why) ? (double)pm.reclaimable.v : NAN;
+}
+
+static void guard_keep_own(struct wl *w, struct sp_tree *t);
+
+/* What costs nothing: as root with --guard-flush the page-cache flush; else,
+ * or when it failed, the page cache of the job's own open and mapped files
+ * (its user's) and of the user's files under --guard-evict. */
+static void guard_free(struct wl *w, const struct sp_guard_look *l)
+{
+	char d[200], a[32], b[32], c[32];
+	double gained = 0;
+	bool flushed = false;
+	if (w->guard.cfg.can_flush) {
+		struct sp_flush_result r;
+		int e = sp_flush_page_cache(&r);
+		if (e < 0) {
+			snprintf(d, sizeof d, "error=%s reclaimable_bytes=%.0f", sp_procsys_strerror(e), l->reclaimable);
+			sp_warn("guard: page cache flush failed: '%s': %s", r.path, sp_procsys_strerror(e));
+		} else {
+			gained = (double)r.mem_free_gain;
+			flushed = true;
+			double after = (double)r.after.v[SP_MI_FREE];
+			snprintf(d, sizeof d, "freed_bytes=%.0f free_bytes=%.0f", gained, after);
+			sp_warn("guard: flushed the page cache: %s freed, %s free now", sp_fmt_gib(a, sizeof a, gained),
+				sp_fmt_gib(b, sizeof b, after));
+		}
+		guard_queue(w, SP_EV_GUARD_FLUSH, d);
 	}
-	guard_queue(w, SP_EV_GUARD_FLUSH, d);
+	if (!flushed) { /* not asked, or the flush failed: what needs no root */
+		struct sp_evict *ev = malloc(sizeof *ev);
+		if (!ev)
+			return;
+		sp_evict_init(ev, false);
+		scan_tree(w, &w->guard_tree);
+		guard_keep_own(w, &w->guard_tree);
+		for (int i = 0; i < w->guard_tree.n; i++)
+			sp_evict_pid(ev, w->guard_tree.pids[i]);
+		long own = ev->files;
+		/* --guard-evict: the user's cold files (each file once: the job's were seen first) */
+		const char *cold = w->o->guard_evict_path;
+		int ce = cold ? sp_evict_path(ev, cold) : 0;
+		if (ce < 0)
+			sp_warn("guard: --guard-evict '%s': %s", cold, strerror(-ce));
+		gained = ev->resident_before > ev->resident_after ? (double)(ev->resident_before - ev->resident_after) : 0;
+		struct sp_guard_look after = { 0 };
+		guard_look(&after);
+		snprintf(d, sizeof d, "freed_bytes=%.0f files=%ld cold_files=%ld free_bytes=%.0f reclaimable_bytes=%.0f", gained,
+			 own, ev->files - own, after.free_bytes, after.reclaimable);
+		char more[64] = "";
+		if (cold)
+			snprintf(more, sizeof more, " and %ld under --guard-evict", ev->files - own);
+		sp_warn("guard: evicted the job's own files from the page cache (%ld file%s%s): %s freed, %s free now, "
+			"%s reclaimable (a flush needs --guard-flush as root)",
+			own, own == 1 ? "" : "s", more, sp_fmt_gib(a, sizeof a, gained),
+			sp_fmt_gib(b, sizeof b, after.free_bytes), sp_fmt_gib(c, sizeof c, after.reclaimable));
+		free(ev);
+		guard_queue(w, SP_EV_GUARD_EVICT, d);
+	}
+	sp_guard_freed(&w->guard, gained);
 }
 
 /* pid 1 and other users' processes are not the job's to lose: left out of
@@ -333,10 +390,14 @@ static void guard_stop_job(struct wl *w, int sig)
 	guard_keep_own(w, &w->guard_tree);
 	int n = sp_tree_signal(&w->guard_tree, sig);
 	atomic_store(&w->guard_stopped, true);
-	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f", sig, n, read_free());
+	struct sp_guard_look l = { 0 };
+	guard_look(&l);
+	snprintf(d, sizeof d, "signal=%d processes=%d free_bytes=%.0f reclaimable_bytes=%.0f", sig, n, l.free_bytes,
+		 l.reclaimable);
 	if (sig == SIGTERM)
-		sp_warn("guard: stopping the job: SIGTERM to %d process%s (SIGKILL in %gs if it is still running)", n,
-			n == 1 ? "" : "es", w->guard.cfg.grace_s);
+		sp_warn("guard: stopping the job: SIGTERM to %d process%s (SIGKILL in %gs if it is still running): %s", n,
+			n == 1 ? "" : "es", w->guard.cfg.grace_s,
+			w->guard.short_now ? "nothing reclaimable is left to take" : "memory PSI full: the box is stalling");
 	else
 		sp_warn("guard: the job did not stop within %gs: SIGKILL to %d process%s", w->guard.cfg.grace_s, n,
 			n == 1 ? "" : "es");
@@ -357,30 +418,46 @@ static void *guard_main(void *arg)
 	struct wl *w = arg;
 	struct sp_guard *g = &w->guard;
 	int trig = psi_trigger_open();
-	char d[200], a[32], b[32];
+	char d[200], a[32], b[32], c[32];
 	for (;;) {
 		double t = sp_mono_now();
-		double fr = read_free();
-		double psi = g->cfg.psi_full_pct > 0 ? read_psi_full() : NAN;
-		enum sp_guard_act act = sp_guard_step(g, t, fr, psi, atomic_load(&w->job_alive));
+		struct sp_guard_look l = { 0 };
+		guard_look(&l);
+		l.psi_full = g->cfg.psi_full_pct > 0 ? read_psi_full() : NAN;
+		l.job_alive = atomic_load(&w->job_alive);
+		double fr = l.free_bytes;
+		enum sp_guard_act act = sp_guard_step(g, t, &l);
 		atomic_store(&w->guard_state, (int)g->state);
 		switch (act) {
 		case SP_GA_WARN:
 			if (g->by_psi) {
-				snprintf(d, sizeof d, "psi_memory_full_avg10=%.2f threshold=%.2f", psi, g->cfg.psi_full_pct);
-				sp_warn("guard: memory pressure: PSI memory full %.1f%% above %.1f%%", psi, g->cfg.psi_full_pct);
+				snprintf(d, sizeof d, "psi_memory_full_avg10=%.2f threshold=%.2f", l.psi_full, g->cfg.psi_full_pct);
+				sp_warn("guard: memory pressure: PSI memory full %.1f%% above %.1f%%", l.psi_full, g->cfg.psi_full_pct);
 			} else {
-				snprintf(d, sizeof d, "free_bytes=%.0f floor_bytes=%llu", fr, (unsigned long long)g->cfg.min_free);
-				sp_warn("guard: free memory %s is %.0f MiB below the %s floor", sp_fmt_gib(a, sizeof a, fr),
-					((double)g->cfg.min_free - fr) / 1048576.0, sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free));
+				snprintf(d, sizeof d, "free_bytes=%.0f floor_bytes=%llu reclaimable_bytes=%.0f", fr,
+					 (unsigned long long)g->cfg.min_free, l.reclaimable);
+				sp_warn("guard: free memory %s is %.0f MiB below the %s floor (%s reclaimable)",
+					sp_fmt_gib(a, sizeof a, fr), ((double)g->cfg.min_free - fr) / 1048576.0,
+					sp_fmt_gib(b, sizeof b, (double)g->cfg.min_free), sp_fmt_gib(c, sizeof c, l.reclaimable));
 			}
 			guard_queue(w, SP_EV_GUARD_WARN, d);
 			break;
 		case SP_GA_RECOVERED:
+			snprintf(d, sizeof d, "free_bytes=%.0f", fr);
 			sp_note("guard: back above the floor (%s free)", sp_fmt_gib(a, sizeof a, fr));
+			guard_queue(w, SP_EV_GUARD_OK, d);
 			break;
-		case SP_GA_FLUSH:
-			guard_flush(w);
+		case SP_GA_FREE:
+			guard_free(w, &l);
+			break;
+		case SP_GA_HOLD:
+			snprintf(d, sizeof d, "free_bytes=%.0f reclaimable_bytes=%.0f floor_bytes=%llu", fr, l.reclaimable,
+				 (unsigned long long)g->cfg.min_free);
+			sp_note("guard: not stopping the job: %s free is under the floor, but %s of page cache is "
+				"reclaimable (%s with it): the kernel gives it back as the job asks",
+				sp_fmt_gib(a, sizeof a, fr), sp_fmt_gib(b, sizeof b, l.reclaimable),
+				sp_fmt_gib(c, sizeof c, fr + l.reclaimable));
+			guard_queue(w, SP_EV_GUARD_HOLD, d);
 			break;
 		case SP_GA_TERM:
 			guard_stop_job(w, SIGTERM);
@@ -392,7 +469,8 @@ static void *guard_main(void *arg)
 			break;
 		}
 		struct pollfd p[2] = { { .fd = w->g_stop, .events = POLLIN }, { .fd = trig, .events = POLLPRI } };
-		int r = poll(p, 2, sp_guard_sleep_ms(g, fr));
+		double pool = isfinite(l.reclaimable) ? fr + l.reclaimable : fr;
+		int r = poll(p, 2, sp_guard_sleep_ms(g, pool));
 		if (r > 0 && (p[0].revents & POLLIN))
 			break;
 		if (r > 0 && (p[1].revents & (POLLERR | POLLNVAL))) {

@@ -37,6 +37,7 @@ struct sp_engine_opts {
 	const regex_t *progress_re; /* the caller's, compiled; NULL: tqdm and Trainer only */
 	struct sp_guard_cfg guard;
 	bool guard_flush_asked;
+	const char *guard_evict_path; /* --guard-evict: the user's cold files under it are freed too */
 	uint64_t reserve;
 	const char *metrics_listen; /* --metrics-listen ADDR:PORT, NULL none */
 	bool metrics_allow_remote;  /* --allow-remote: an address other machines can reach */

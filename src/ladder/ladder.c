@@ -355,36 +355,39 @@ int sp_ladder_competitors(const struct sp_sample *s, struct sp_competitor *out, 
 		struct sp_competitor *c = &out[n];
 		memset(c, 0, sizeof *c);
 		c->proc = p;
+		/* what it holds now (RSS + GPU memory), never its cap (probe/poolmodel.h) */
+		c->holds_ok = true;
+		c->holds_bytes = sp_pool_proc_held(p);
 		if (p->kind == SP_PROC_SERVER && p->has_cap) {
-			c->holds_ok = total_ok;
-			c->holds_bytes = total_ok ? (uint64_t)(p->cap_frac * total) : 0;
+			c->cap_ok = total_ok;
+			c->cap_bytes = sp_pool_proc_cap(p, total);
 			/* " = 107.7 GiB", or nothing when the pool size is unknown */
 			char eq[48] = "";
 			if (total_ok)
-				snprintf(eq, sizeof eq, " = %s", sp_fmt_gib(g1, sizeof g1, (double)c->holds_bytes));
+				snprintf(eq, sizeof eq, " = %s", sp_fmt_gib(g1, sizeof g1, (double)c->cap_bytes));
 			if (p->cap_default) {
 				c->suspect = true;
 				snprintf(c->judgement, sizeof c->judgement,
-					 "uncapped: reserves the default %.2f of the %s%s at start-up", p->cap_frac, of, eq);
+					 "uncapped: reserves the default %.2f of the %s%s at start-up (holds %s now)", p->cap_frac, of,
+					 eq, sp_fmt_gib(g2, sizeof g2, (double)c->holds_bytes));
 			} else if (p->cap_frac > SP_SMALL_CAP) {
 				c->suspect = true;
-				snprintf(c->judgement, sizeof c->judgement, "capped high: %s %.2f%s", p->cap_flag,
-					 p->cap_frac, eq);
+				snprintf(c->judgement, sizeof c->judgement, "capped high: %s %.2f%s (holds %s now)", p->cap_flag,
+					 p->cap_frac, eq, sp_fmt_gib(g2, sizeof g2, (double)c->holds_bytes));
 			} else {
 				snprintf(c->judgement, sizeof c->judgement,
-					 "capped at %s %.2f%s: a small cap, judged fine", p->cap_flag, p->cap_frac, eq);
+					 "capped at %s %.2f%s, holds %s now: a small cap, judged fine", p->cap_flag,
+					 p->cap_frac, eq, sp_fmt_gib(g2, sizeof g2, (double)c->holds_bytes));
 			}
 			if (c->suspect)
 				snprintf(c->action, sizeof c->action,
-					 "stop %s (pid %d) or restart it with a small cap (%s 0.3 or lower)", p->name, p->pid,
-					 p->cap_flag[0] == '-' ? p->cap_flag : "--gpu-memory-utilization");
+					 "stop %s (pid %d) or restart it with a small cap (%s %.2g or lower)", p->name, p->pid,
+					 p->cap_flag[0] == '-' ? p->cap_flag : "--gpu-memory-utilization", SP_SMALL_CAP);
 			n++;
 			continue;
 		}
-		c->holds_ok = true;
-		c->holds_bytes = p->rss_bytes;
-		sp_fmt_gib(g1, sizeof g1, (double)p->rss_bytes);
-		if (p->rss_bytes >= SP_SUSPECT_RSS) {
+		sp_fmt_gib(g1, sizeof g1, (double)c->holds_bytes);
+		if (c->holds_bytes >= SP_SUSPECT_RSS) {
 			c->suspect = true;
 			if (strcmp(p->name, "ollama") == 0) {
 				snprintf(c->judgement, sizeof c->judgement,

@@ -7,6 +7,7 @@
 #define SP_LADDER_H
 #include "ladder/oomlog.h"
 #include "probe/sample.h"
+#include "probe/poolmodel.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,12 +63,14 @@ const char *sp_ladder_family_key(enum sp_job_family f); /* "training", "vllm", "
 
 /* A process sharing the pool, judged by its cap, not its presence. */
 #define SP_SUSPECT_RSS (4ULL << 30)
-#define SP_SMALL_CAP 0.5
+#define SP_SMALL_CAP SP_POOL_SMALL_CAP /* one constant, beside the pool model */
 struct sp_competitor {
 	const struct sp_proc *proc;
 	bool suspect;
-	bool holds_ok;         /* false: a cap, and the pool size is unknown */
-	uint64_t holds_bytes;  /* what it reserves (cap x total) or holds (RSS) */
+	bool holds_ok;         /* always true: what it holds is known (RSS + GPU memory) */
+	uint64_t holds_bytes;  /* what it holds now (sp_pool_proc_held), never its cap */
+	bool cap_ok;           /* a cap, and the memory it is a fraction of is known */
+	uint64_t cap_bytes;    /* what its cap lets it take (cap x total); 0 without a cap */
 	char judgement[200];   /* for people */
 	char action[200];      /* what to do about it, "" when fine */
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "out/chart.h"
+#include "probe/poolmodel.h"
 #include "util/text.h"
 #include "util/units.h"
 
@@ -150,7 +151,8 @@ static void add_sample(struct sp_chart *c, const struct sp_logrow *r)
 	c->prev_sample_t = t;
 	double gib = (double)SP_GiB;
 	int col = -1;
-	put(c, SP_S_USED, t, (r->mem_total - r->mem_free) / gib, &col);
+	/* the pool model's used (status's, top's, the summary's): page cache apart */
+	put(c, SP_S_USED, t, sp_pool_used_of(r->mem_total, r->mem_free, r->page_cache) / gib, &col);
 	put(c, SP_S_TOTAL, t, r->mem_total / gib, &col);
 	put(c, SP_S_BUDGET, t, r->budget_now / gib, &col);
 	put(c, SP_S_GPU_TEMP, t, r->gpu_temp_c, &col);

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 enum sp_series {
-	SP_S_USED,      /* GiB: mem_total - mem_free */
+	SP_S_USED,      /* GiB: mem_total - mem_free - page_cache (the pool model's used) */
 	SP_S_TOTAL,     /* GiB */
 	SP_S_BUDGET,    /* GiB: budget_now */
 	SP_S_GPU_TEMP,  /* C */

@@ -3,6 +3,7 @@
  * _celsius, _watts, _seconds, _hertz, _ratio), _total on counters, HELP and
  * TYPE on every family, unknown left out. See docs/metrics.md for the list. */
 #include "out/prom.h"
+#include "probe/poolmodel.h"
 #include "probe/spark.h"
 
 #include <math.h>
@@ -296,6 +297,11 @@ static void write_pool(struct sp_prom *w, const struct sp_sample *s)
 	if (sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED)) {
 		sp_prom_family(w, "sparkops_pool_page_cache_bytes", GAUGE, "page cache (Buffers + Cached)");
 		sp_prom_sample_u64(w, NULL, m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED]);
+		struct sp_pool pm; /* the pool model's 'used': status's, top's, the run summary's */
+		sp_pool_from_sample(&pm, s);
+		sp_prom_family(w, "sparkops_pool_used_bytes", GAUGE,
+			       "used by processes and the kernel: total - free - page cache (as status and top say it)");
+		sp_prom_sample_u64(w, NULL, pm.used);
 	}
 	if (s->contig.why == SP_OK) {
 		sp_prom_family(w, "sparkops_pool_free_contiguous_bytes", GAUGE,

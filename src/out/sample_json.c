@@ -2,6 +2,7 @@
 /* A sample as one JSON object: units in key names, null (never 0) for what is
  * unknown, with the reason beside it. The keys are a promise to scripts. */
 #include "out/sample_json.h"
+#include "probe/poolmodel.h"
 #include "probe/spark.h"
 #include "util/units.h"
 
@@ -55,6 +56,12 @@ json_t *sp_json_pool(const struct sp_sample *s)
 		json_object_set_new(p, "page_cache_bytes", json_integer((json_int_t)cache));
 	} else
 		json_object_set_new(p, "page_cache_bytes", json_null());
+	/* the pool model's figures (probe/poolmodel.h): the same 'used' as top and the run summary */
+	struct sp_pool pm;
+	sp_pool_from_sample(&pm, s);
+	json_object_set_new(p, "used_bytes", m->why == SP_OK && pm.cache_known ? json_integer((json_int_t)pm.used) : json_null());
+	json_object_set_new(p, "kernel_bytes", m->why == SP_OK ? json_integer((json_int_t)pm.kernel) : json_null());
+	json_object_set_new(p, "processes_held_bytes", json_integer((json_int_t)pm.procs_held));
 	put_mi(p, m, "buffers_bytes", SP_MI_BUFFERS);
 	put_mi(p, m, "cached_bytes", SP_MI_CACHED);
 	put_mi(p, m, "shmem_bytes", SP_MI_SHMEM);
@@ -276,6 +283,7 @@ json_t *sp_json_procs(const struct sp_sample *s)
 		json_object_set_new(o, "kind", json_string(sp_proc_kind_name(p->kind)));
 		json_object_set_new(o, "rss_bytes", json_integer((json_int_t)p->rss_bytes));
 		put_u64(o, NULL, "gpu_memory_bytes", p->gpu_mem);
+		json_object_set_new(o, "held_bytes", json_integer((json_int_t)sp_pool_proc_held(p)));
 		if (p->has_cap) {
 			json_object_set_new(o, "cap_fraction", json_real(p->cap_frac));
 			json_object_set_new(o, "cap_source", json_string(p->cap_default ? "default" : p->cap_flag));

@@ -452,8 +452,10 @@ static void legend_item(FILE *f, double *x, double y, const char *color, const c
 	*x += 20 + 6.3 * (double)strlen(name) + 14;
 }
 
-/* The guard's floor is free memory; on the pool panel (use) it is the line
- * use must stay under: total - floor. Dashed, across the plot. */
+/* The guard's floor is free memory; on the pool panel (used, the page cache
+ * apart) it is the line used must stay under: total - floor. Used over it is
+ * free memory plus the page cache under the floor: about where the guard
+ * stops a job (nothing reclaimable left). Dashed, across the plot. */
 static void guard_floor_line(FILE *f, const struct sp_chart *c, const struct geo *g, int pi, const struct yscale *y)
 {
 	if (!isfinite(c->guard_floor) || !y->has)
@@ -471,7 +473,7 @@ static void guard_floor_line(FILE *f, const struct sp_chart *c, const struct geo
 	char fl[32];
 	sp_fmt_gib(fl, sizeof fl, c->guard_floor);
 	fprintf(f,
-		"<g class=\"guard-floor\" data-floor-bytes=\"%.0f\" data-value=\"%.3f\"><title>guard floor: the guard acts when free memory falls under %s</title>"
+		"<g class=\"guard-floor\" data-floor-bytes=\"%.0f\" data-value=\"%.3f\"><title>guard floor: the guard warns when free memory falls under %s, and stops the job when free memory and the reclaimable page cache together stay under it</title>"
 		"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c00000\" stroke-width=\"1\" stroke-dasharray=\"5 4\"/></g>\n",
 		c->guard_floor, v, fl, g->x0, yy, g->x1, yy);
 }

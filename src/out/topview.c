@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The screen of `sparkops top` as a grid of cells (topview.h). Pure. */
 #include "out/topview.h"
+#include "probe/poolmodel.h"
 #include "util/sort.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -251,14 +252,10 @@ static int pool(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 		putf(g, r, c, SP_TVA_ALERT, "unknown: meminfo %s", sp_why_text(m->why));
 		return r + 1;
 	}
-	double total = (double)m->v[SP_MI_TOTAL], fr = (double)m->v[SP_MI_FREE];
-	double cache = (double)(m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED]);
-	double shmem = (double)m->v[SP_MI_SHMEM];
-	if (shmem > cache)
-		shmem = cache;
-	double used = total - fr - cache;
-	if (used < 0)
-		used = 0;
+	struct sp_pool pm;
+	sp_pool_from_sample(&pm, s);
+	double total = (double)pm.total, fr = (double)pm.free;
+	double cache = (double)pm.cache, shmem = (double)pm.shmem, used = (double)pm.used;
 	double reserve = (double)s->budget.reserve;
 	if (reserve > fr)
 		reserve = fr;
@@ -301,7 +298,7 @@ static int pool(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 	/* the budget, in status's words and figures */
 	c = put(g, r, 2, SP_TVA_BOLD, "budget ");
 	if (sp_ok(s->budget.now.why)) {
-		bool low = s->budget.now.v < (1ULL << 30);
+		bool low = s->budget.now.v < SP_POOL_LOW_BUDGET;
 		c = putf(g, r, c, low ? SP_TVA_ALERT : SP_TVA_GOOD, "now %s",
 			 sp_fmt_gib(b1, sizeof b1, (double)s->budget.now.v));
 		if (sp_ok(s->budget.after_flush.why))
@@ -316,7 +313,7 @@ static int pool(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 	/* contiguous free memory (/proc/buddyinfo): what the driver's large
 	 * allocations need during a model load; under 1 GiB is a warning */
 	if (sp_ok(s->contig.why))
-		putf(g, r, c, s->contig.free_2mib < (1ULL << 30) ? SP_TVA_WARN : SP_TVA_NONE, "   in 2MiB+ blocks %s",
+		putf(g, r, c, s->contig.free_2mib < SP_POOL_LOW_CONTIG ? SP_TVA_WARN : SP_TVA_NONE, "   in 2MiB+ blocks %s",
 		     sp_fmt_gib(b1, sizeof b1, (double)s->contig.free_2mib));
 	else
 		putf(g, r, c, SP_TVA_DIM, "   in 2MiB+ blocks: %s", sp_why_key(s->contig.why));

@@ -51,6 +51,21 @@ int64_t sp_resident_bytes(int fd, uint64_t size)
 	return resident > size ? (int64_t)size : (int64_t)resident;
 }
 
+bool sp_residency_visible(const struct stat *st)
+{
+	uid_t u = geteuid();
+	if (u == 0 || st->st_uid == u)
+		return true;
+	bool in_group = st->st_gid == getegid();
+	if (!in_group) {
+		gid_t gs[256];
+		int n = getgroups((int)(sizeof gs / sizeof gs[0]), gs);
+		for (int i = 0; i < n && !in_group; i++)
+			in_group = gs[i] == st->st_gid;
+	}
+	return (st->st_mode & (in_group ? S_IWGRP : S_IWOTH)) != 0;
+}
+
 static bool seen(struct sp_evict *e, dev_t dev, ino_t ino)
 {
 	for (int i = 0; i < e->nseen; i++)
@@ -86,14 +101,20 @@ static void evict_fd(struct sp_evict *e, int fd)
 	if (seen(e, st.st_dev, st.st_ino))
 		return;
 	uint64_t size = (uint64_t)st.st_size;
+	/* mincore on a file the caller cannot write says "all resident": no measure */
+	bool visible = sp_residency_visible(&st);
 	if (!e->any_owner && st.st_uid != e->uid) {
 		e->not_owned++;
+		if (!visible) {
+			e->not_owned_unknown++;
+			return;
+		}
 		int64_t r = size ? sp_resident_bytes(fd, size) : 0;
 		if (r > 0)
 			e->not_owned_resident += (uint64_t)r;
 		return;
 	}
-	int64_t before = size ? sp_resident_bytes(fd, size) : 0;
+	int64_t before = size && visible ? sp_resident_bytes(fd, size) : 0;
 	/* dirty pages are not dropped: write them out first (as the flush's sync does) */
 	if (fdatasync(fd) < 0 && errno != EINVAL && errno != EROFS)
 		error(e, errno);
@@ -102,9 +123,13 @@ static void evict_fd(struct sp_evict *e, int fd)
 		error(e, err);
 		return;
 	}
-	int64_t after = size ? sp_resident_bytes(fd, size) : 0;
+	int64_t after = size && visible ? sp_resident_bytes(fd, size) : 0;
 	e->files++;
 	e->bytes += size;
+	if (!visible) {
+		e->unknown_files++;
+		e->unknown_bytes += size;
+	}
 	if (before > 0)
 		e->resident_before += (uint64_t)before;
 	if (after > 0)

@@ -3,7 +3,10 @@
  * posix_fadvise(POSIX_FADV_DONTNEED) (clean pages only; as their owner, or
  * any file with any_owner), resident pages measured before and after with
  * mincore (the file mapped PROT_READ in 1 GiB windows; vmtouch -e is the
- * anchor). Files come from paths (a model folder, the HF cache: walked
+ * anchor). mincore tells the truth only about files the caller owns or may
+ * write (or as root): for any other file the kernel (since 5.2) reports every
+ * page as resident, so their residency is counted as unknown, never as a
+ * figure (sp_residency_visible). Files come from paths (a model folder, the HF cache: walked
  * without following symlinks) or from a process's open files and mappings
  * (/proc/PID/fd, /proc/PID/maps: the load guard's non-root mode). Each file
  * once (device and inode). */
@@ -11,6 +14,7 @@
 #define SP_EVICT_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define SP_EVICT_SEEN_MAX 4096
@@ -26,7 +30,10 @@ struct sp_evict {
 	uint64_t bytes;            /* size of the files evicted */
 	uint64_t resident_before;  /* bytes of them in the page cache before */
 	uint64_t resident_after;   /* and after */
-	uint64_t not_owned_resident; /* cached bytes of the skipped files (untouched) */
+	uint64_t not_owned_resident; /* cached bytes of the skipped files (untouched), those measurable */
+	long not_owned_unknown;    /* skipped files whose residency the kernel does not tell us */
+	long unknown_files;        /* evicted files whose residency the kernel does not tell us */
+	uint64_t unknown_bytes;    /* their size */
 	int first_errno;
 	int nseen;
 	dev_t seen_dev[SP_EVICT_SEEN_MAX];
@@ -34,8 +41,12 @@ struct sp_evict {
 };
 
 void sp_evict_init(struct sp_evict *e, bool any_owner);
+/* Whether mincore's answer on this file is a residency measure: as root,
+ * as its owner, or with write permission (the kernel's own rule, mode bits;
+ * an ACL granting write is not seen: unknown, never a made-up figure). */
+bool sp_residency_visible(const struct stat *st);
 /* Bytes of the open regular file fd (size bytes) resident in the page
- * cache, or -errno. */
+ * cache, or -errno (meaningful only when sp_residency_visible). */
 int64_t sp_resident_bytes(int fd, uint64_t size);
 /* A file, or a folder walked (symlinks neither followed nor left through).
  * 0, or -errno when path itself cannot be looked at (the caller says it). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One snapshot: every probe once, then the budget derived from it. */
 #include "probe/pool.h"
+#include "probe/poolmodel.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/paths.h"
@@ -99,10 +100,7 @@ void sp_budget_compute(struct sp_budget *b, const struct sp_meminfo *m,
 	 * pages (Buffers + Cached minus Shmem, which is not dropped, minus what
 	 * is mapped by running processes) and reclaimable slab. Dirty pages are
 	 * written by the sync first, then dropped. */
-	uint64_t cache = m->v[SP_MI_BUFFERS] + m->v[SP_MI_CACHED];
-	cache = sub0(cache, m->v[SP_MI_SHMEM]);
-	cache = sub0(cache, m->v[SP_MI_MAPPED]);
-	uint64_t reclaim = cache + m->v[SP_MI_SRECLAIMABLE];
+	uint64_t reclaim = sp_pool_flush_gain(m);
 	bool reclaim_known = sp_mi_has(m, SP_MI_BUFFERS) && sp_mi_has(m, SP_MI_CACHED);
 
 	uint64_t now = sub0(m->v[SP_MI_FREE], reserve);

@@ -46,6 +46,9 @@ struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column o
 #define SP_EV_EPISODE_END "episode_end"   /* detail: as episode_update: the cause over the whole episode */
 #define SP_EV_GUARD_WARN "guard_warn"
 #define SP_EV_GUARD_FLUSH "guard_flush"   /* detail: freed_bytes=N ... */
+#define SP_EV_GUARD_EVICT "guard_evict"   /* detail: freed_bytes=N files=N cold_files=N free_bytes=N reclaimable_bytes=N */
+#define SP_EV_GUARD_HOLD "guard_hold"     /* detail: free_bytes=N reclaimable_bytes=N floor_bytes=N: not stopped */
+#define SP_EV_GUARD_OK "guard_recovered"  /* detail: free_bytes=N: back above the floor */
 #define SP_EV_GUARD_TERM "guard_term"
 #define SP_EV_GUARD_KILL "guard_kill"
 #define SP_EV_PROCESS "process_appeared"  /* detail: pid=N name=X kind=K */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "watch/summary.h"
+#include "probe/poolmodel.h"
 #include "util/text.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -12,7 +13,7 @@ void sp_summary_init(struct sp_summary *s)
 {
 	memset(s, 0, sizeof *s);
 	s->t_first = s->t_last = s->prev_t = NAN;
-	s->mem_total = s->peak_pool_used = s->peak_pool_used_t = NAN;
+	s->mem_total = s->peak_pool_used = s->peak_pool_used_t = s->peak_page_cache = NAN;
 	s->lowest_budget = s->lowest_budget_t = NAN;
 	s->peak_gpu_temp = s->peak_soc_temp = s->peak_power = s->peak_sys_power = NAN;
 	s->gpu_gone_since = s->gpu_gone_first = NAN;
@@ -38,8 +39,10 @@ static void add_sample(struct sp_summary *s, const struct sp_logrow *r)
 	s->samples++;
 	if (isfinite(r->mem_total))
 		s->mem_total = r->mem_total;
-	if (isfinite(r->mem_total) && isfinite(r->mem_free))
-		max_at(&s->peak_pool_used, &s->peak_pool_used_t, r->mem_total - r->mem_free, r->unix_time);
+	/* the pool model's 'used' (top's, status's): page cache excluded */
+	max_at(&s->peak_pool_used, &s->peak_pool_used_t, sp_pool_used_of(r->mem_total, r->mem_free, r->page_cache),
+	       r->unix_time);
+	max_at(&s->peak_page_cache, NULL, r->page_cache, 0);
 	if (isfinite(r->budget_now) && (isnan(s->lowest_budget) || r->budget_now < s->lowest_budget)) {
 		s->lowest_budget = r->budget_now;
 		s->lowest_budget_t = r->unix_time;
@@ -218,6 +221,7 @@ json_t *sp_summary_json(const struct sp_summary *s)
 	json_object_set_new(o, "signal", s->signal > 0 ? json_integer(s->signal) : json_null());
 	json_object_set_new(o, "pool_total_bytes", int_or_null(s->mem_total));
 	json_object_set_new(o, "peak_pool_used_bytes", int_or_null(s->peak_pool_used));
+	json_object_set_new(o, "peak_page_cache_bytes", int_or_null(s->peak_page_cache));
 	json_object_set_new(o, "lowest_budget_bytes", int_or_null(s->lowest_budget));
 	json_object_set_new(o, "peak_gpu_temp_c", num_or_null(s->peak_gpu_temp));
 	json_object_set_new(o, "peak_soc_temp_c", num_or_null(s->peak_soc_temp));
@@ -357,10 +361,15 @@ void sp_summary_print(FILE *f, const struct sp_summary *s)
 			s->gpu_gone_n == 1 ? "" : "s", sp_fmt_duration(a, sizeof a, s->gpu_gone_s), s->gpu_gone_reason,
 			clock_of(c, sizeof c, s->gpu_gone_first),
 			s->gpu_gone_open ? "; not answering at the end" : "; it answered again");
-	if (isfinite(s->peak_pool_used))
-		fprintf(f, "  peak pool use %s of %s at %s\n", sp_fmt_gib(a, sizeof a, s->peak_pool_used),
+	if (isfinite(s->peak_pool_used)) {
+		/* 'used' as top and status say it: the page cache is apart */
+		fprintf(f, "  peak pool use %s of %s at %s", sp_fmt_gib(a, sizeof a, s->peak_pool_used),
 			isfinite(s->mem_total) ? sp_fmt_gib(b, sizeof b, s->mem_total) : "?",
 			clock_of(c, sizeof c, s->peak_pool_used_t));
+		if (isfinite(s->peak_page_cache))
+			fprintf(f, " (page cache apart, at most %s)", sp_fmt_gib(a, sizeof a, s->peak_page_cache));
+		fputc('\n', f);
+	}
 	if (isfinite(s->lowest_budget))
 		fprintf(f, "  lowest budget %s at %s\n", sp_fmt_gib(a, sizeof a, s->lowest_budget),
 			clock_of(c, sizeof c, s->lowest_budget_t));

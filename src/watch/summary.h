@@ -32,7 +32,8 @@ struct sp_summary {
 	double t_first, t_last; /* unix time of the first and last row */
 	long samples, events;
 	double mem_total;
-	double peak_pool_used; /* max(total - free), bytes */
+	double peak_pool_used; /* max(total - free - page cache), bytes: the pool model's 'used' */
+	double peak_page_cache; /* bytes, for people: what the peak above leaves out */
 	double peak_pool_used_t;
 	double lowest_budget, lowest_budget_t;
 	double peak_gpu_temp, peak_soc_temp;

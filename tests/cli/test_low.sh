@@ -83,7 +83,7 @@ fi
 # A shell starts a job (sleep) and then watches itself: 'watch --pid $$'. The
 # fixture's MemFree (92 GiB) is under a 200 GiB floor, so the guard acts.
 sh -c 'sleep 30 & echo $! >kid.pid
-	'"$NONV $S"' watch --pid $$ --interval 0.2 --duration 3 --guard-min-free 200G --guard-grace 0.5 \
+	'"$NONV $S"' watch --pid $$ --interval 0.2 --duration 3 --guard-min-free 200G --guard-confirm 0.5s --guard-grace 0.5 \
 		--log anc.csv '"$IDLE"' 2>anc.err
 	echo $? >anc.rc
 	echo alive >anc.shell' &

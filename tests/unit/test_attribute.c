@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Attribution and the guard, with scripted time; /proc/PID/stat parsing;
+/* Attribution with scripted time (the guard: test_guard.c); /proc/PID/stat parsing;
  * events between samples. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,6 @@
 #include "probe/sample.h"
 #include "watch/attribute.h"
 #include "watch/child.h"
-#include "watch/guard.h"
 #include "watch/sampler.h"
 
 /* A run at 10 it/s that falls to 6 it/s at t=drop; tweak() adds evidence. */
@@ -305,65 +304,6 @@ static void baseline_rules(void **st)
 	assert_string_equal(sp_attr_cause_name(SP_AC_MEMORY), "memory_pressure");
 }
 
-static void guard_ladder(void **st)
-{
-	(void)st;
-	struct sp_guard_cfg c = { .min_free = 1000, .psi_full_pct = 0, .can_flush = true, .grace_s = 2 };
-	struct sp_guard g;
-	sp_guard_init(&g, &c);
-	assert_true(sp_guard_enabled(&c));
-	assert_int_equal(sp_guard_step(&g, 0.0, 5000, NAN, true), SP_GA_NONE);
-	assert_int_equal(sp_guard_step(&g, 0.1, 900, NAN, true), SP_GA_WARN);
-	assert_int_equal(sp_guard_step(&g, 0.15, 900, NAN, true), SP_GA_NONE);
-	assert_int_equal(sp_guard_step(&g, 0.25, 900, NAN, true), SP_GA_FLUSH);
-	assert_int_equal(sp_guard_step(&g, 0.30, 900, NAN, true), SP_GA_NONE);
-	assert_int_equal(sp_guard_step(&g, 0.40, 800, NAN, true), SP_GA_TERM);
-	assert_int_equal(sp_guard_step(&g, 1.0, 800, NAN, true), SP_GA_NONE);
-	assert_int_equal(sp_guard_step(&g, 2.5, 5000, NAN, true), SP_GA_KILL); /* still alive after the grace */
-	assert_int_equal(sp_guard_step(&g, 9.0, 100, NAN, true), SP_GA_NONE);
-	assert_float_equal(g.lowest_free, 100, 0);
-
-	/* recovery after the warning; no flush when not allowed; a job that ended is not stopped */
-	c.can_flush = false;
-	sp_guard_init(&g, &c);
-	assert_int_equal(sp_guard_step(&g, 0, 900, NAN, true), SP_GA_WARN);
-	assert_int_equal(sp_guard_step(&g, 0.05, 1500, NAN, true), SP_GA_RECOVERED);
-	assert_int_equal(sp_guard_step(&g, 1, 900, NAN, true), SP_GA_WARN);
-	assert_int_equal(sp_guard_step(&g, 1.2, 900, NAN, true), SP_GA_TERM);
-	assert_int_equal(sp_guard_step(&g, 1.3, 900, NAN, false), SP_GA_NONE);
-	assert_int_equal(sp_guard_step(&g, 5, 900, NAN, false), SP_GA_NONE);
-
-	/* unknown free memory is not "below the floor" */
-	sp_guard_init(&g, &c);
-	assert_int_equal(sp_guard_step(&g, 0, NAN, NAN, true), SP_GA_NONE);
-
-	/* PSI full: a longer confirmation */
-	struct sp_guard_cfg p = { .psi_full_pct = 20, .grace_s = 1 };
-	sp_guard_init(&g, &p);
-	assert_int_equal(sp_guard_step(&g, 0, NAN, 30, true), SP_GA_WARN);
-	assert_true(g.by_psi);
-	assert_int_equal(sp_guard_step(&g, 1, NAN, 30, true), SP_GA_NONE);
-	assert_int_equal(sp_guard_step(&g, 5.5, NAN, 30, true), SP_GA_TERM);
-
-	struct sp_guard_cfg off = { 0 };
-	assert_false(sp_guard_enabled(&off));
-}
-
-static void guard_sleep(void **st)
-{
-	(void)st;
-	struct sp_guard_cfg c = { .min_free = 1ULL << 30, .grace_s = 1 };
-	struct sp_guard g;
-	sp_guard_init(&g, &c);
-	/* far from the floor: the slowest look */
-	assert_int_equal(sp_guard_sleep_ms(&g, 100e9), SP_GUARD_MAX_SLEEP_MS);
-	/* 256 MiB above it: a 2 GiB/s allocator needs 125 ms; look within half that */
-	int ms = sp_guard_sleep_ms(&g, (double)(1ULL << 30) + 256.0 * 1024 * 1024);
-	assert_true(ms >= 60 && ms <= 63);
-	assert_int_equal(sp_guard_sleep_ms(&g, 1e6), SP_GUARD_MIN_SLEEP_MS);
-	assert_int_equal(sp_guard_sleep_ms(&g, NAN), SP_GUARD_MAX_SLEEP_MS);
-}
-
 static void stat_parse(void **st)
 {
 	(void)st;
@@ -458,8 +398,7 @@ static void events(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(causes), cmocka_unit_test(whole_episode),      cmocka_unit_test(episode_ends), cmocka_unit_test(baseline_rules),
-		cmocka_unit_test(guard_ladder), cmocka_unit_test(guard_sleep), cmocka_unit_test(stat_parse),
+		cmocka_unit_test(causes), cmocka_unit_test(whole_episode),      cmocka_unit_test(episode_ends), cmocka_unit_test(baseline_rules), cmocka_unit_test(stat_parse),
 		cmocka_unit_test(tree_of_self), cmocka_unit_test(kmsg_match), cmocka_unit_test(events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

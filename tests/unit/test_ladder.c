@@ -146,8 +146,9 @@ static void competitors(void **st)
 	struct sp_proc *p = s.procs;
 	snprintf(p[0].name, sizeof p[0].name, "vllm");
 	p[0].kind = SP_PROC_SERVER, p[0].pid = 1, p[0].has_cap = true, p[0].cap_frac = 0.9, p[0].cap_default = true;
+	p[0].rss_bytes = 3ULL << 30, p[0].gpu_mem = (struct sp_u64){ 1ULL << 30, SP_OK };
 	snprintf(p[1].name, sizeof p[1].name, "vllm");
-	p[1].kind = SP_PROC_SERVER, p[1].pid = 2, p[1].has_cap = true, p[1].cap_frac = 0.3;
+	p[1].kind = SP_PROC_SERVER, p[1].pid = 2, p[1].has_cap = true, p[1].cap_frac = 0.3, p[1].rss_bytes = 2ULL << 30;
 	snprintf(p[1].cap_flag, sizeof p[1].cap_flag, "--gpu-memory-utilization");
 	snprintf(p[2].name, sizeof p[2].name, "ollama");
 	p[2].kind = SP_PROC_SERVER, p[2].pid = 3, p[2].rss_bytes = 9ULL << 30;
@@ -156,7 +157,11 @@ static void competitors(void **st)
 	struct sp_competitor c[8];
 	assert_int_equal(sp_ladder_competitors(&s, c, 8), 4);
 	assert_true(c[0].suspect);  /* uncapped vLLM */
-	assert_int_equal(c[0].holds_bytes, (uint64_t)(0.9 * (double)(120ULL << 30)));
+	/* what it holds (RSS + GPU memory), its cap apart: a cap is not memory held */
+	assert_int_equal(c[0].holds_bytes, 4ULL << 30);
+	assert_true(c[0].cap_ok);
+	assert_int_equal(c[0].cap_bytes, (uint64_t)(0.9 * (double)(120ULL << 30)));
+	assert_non_null(strstr(c[0].judgement, "holds 4.0 GiB now"));
 	assert_false(c[1].suspect); /* capped at 0.3: judged by its cap */
 	assert_true(c[2].suspect);  /* 9 GiB resident Ollama */
 	assert_false(c[3].suspect);
@@ -172,7 +177,8 @@ static void competitors(void **st)
 	s.mem.v[SP_MI_TOTAL] = 0;
 	sp_ladder_competitors(&s, c, 8);
 	assert_true(c[0].suspect);
-	assert_false(c[0].holds_ok);
+	assert_false(c[0].cap_ok);
+	assert_true(c[0].holds_ok); /* what it holds is still known */
 	assert_null(strstr(c[0].judgement, "0.0 GiB"));
 	assert_non_null(strstr(c[0].judgement, "0.90 of the pool"));
 	assert_null(strstr(c[1].judgement, "0.0 GiB"));

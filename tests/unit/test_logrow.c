@@ -196,6 +196,7 @@ static void summary_story(void **st)
 		r.unix_time = 1000.0 + 30.0 * i;
 		r.mem_total = 100.0;
 		r.mem_free = 50.0 - i;
+		r.page_cache = 10.0;
 		r.budget_now = 40.0 - i;
 		r.gpu_temp_c = 70 + i;
 		r.gpu_power_w = 100;
@@ -213,7 +214,7 @@ static void summary_story(void **st)
 	sp_summary_add(&s, &r);
 	sp_summary_finish(&s);
 	assert_int_equal(s.samples, 10);
-	assert_float_equal(s.peak_pool_used, 59.0, 1e-9);
+	assert_float_equal(s.peak_pool_used, 49.0, 1e-9); /* used: total - free - page cache */
 	assert_float_equal(s.lowest_budget, 31.0, 1e-9);
 	assert_float_equal(s.peak_gpu_temp, 79.0, 1e-9);
 	assert_float_equal(s.reason_seconds[5], 4 * 30.0, 1e-9); /* samples 5..9: 4 intervals */

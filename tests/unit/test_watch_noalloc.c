@@ -77,7 +77,8 @@ static void one(int i, struct sp_guard *g)
 	}
 	sp_logrow_format(&r, line, sizeof line);
 	sp_summary_add(&SUM, &r);
-	sp_guard_step(g, i * 0.1, 5e9 - i * 1e8, NAN, true);
+	struct sp_guard_look gl = { .free_bytes = 5e9 - i * 1e8, .reclaimable = 1e9, .psi_full = NAN, .job_alive = true };
+	sp_guard_step(g, i * 0.1, &gl);
 	sp_guard_sleep_ms(g, 5e9);
 }
 
