@@ -328,6 +328,57 @@ void sp_ladder_plan_print(const struct sp_ladder_plan *lp, const char *bold, con
 }
 
 
+/* ---- the planner's check of the job's model --------------------------------------------- */
+
+static uint64_t need_of(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t *weights)
+{
+	static struct sp_footprint f;
+	sp_footprint_compute(m, o, &f);
+	if (weights)
+		*weights = f.term[SP_T_WEIGHTS];
+	return sp_need(&f);
+}
+
+static int find_log_model(const char *log_model, struct sp_model_shape *m);
+
+int sp_ladder_model_check(const char *log_model, bool serving, struct sp_ladder_model_check *mc)
+{
+	memset(mc, 0, sizeof *mc);
+	struct sp_model_shape *m = NULL;
+	struct sp_plan_opts o;
+	if (plan_line_text) {
+		m = sp_plan_load_model(&plan_a);
+		if (!m)
+			return -1;
+		o = plan_a.p;
+		mc->how = "--plan";
+	} else {
+		if (!serving || !log_model || !log_model[0])
+			return -1;
+		m = calloc(1, sizeof *m);
+		if (!m || find_log_model(log_model, m) < 0) {
+			free(m);
+			return -1;
+		}
+		sp_plan_opts_init(&o);
+		o.method = SP_METHOD_INFER;
+		mc->how = "the log's model";
+	}
+	o.uma = true;
+	snprintf(mc->name, sizeof mc->name, "%s", m->name);
+	mc->prequantized = m->prequantized;
+	mc->need = need_of(m, &o, &mc->weights);
+	if (o.method == SP_METHOD_INFER && !m->prequantized && o.quant == SP_QUANT_NONE) {
+		struct sp_plan_opts q = o;
+		q.quant = SP_QUANT_INT8;
+		mc->need_q8 = need_of(m, &q, NULL);
+		q.quant = SP_QUANT_FP4;
+		mc->need_q4 = need_of(m, &q, NULL);
+	}
+	free(m);
+	return 0;
+}
+
 /* ---- rung 4 from the log's model name ------------------------------------------------- */
 
 static bool strip_suffix(char *s, const char *suf)
