@@ -101,4 +101,30 @@ expect_rc 1 "run --ladder: the job's own exit status"
 expect_err "not an out-of-memory failure: not retried" "run --ladder: not retried"
 [ "$(wc -l <"$TMP/tries")" = 1 ] && jq -e '.ladder_stop.reason == "not_oom"' "$TMP/s.json" >/dev/null
 _report $? "run --ladder: one try, stopped as not_oom"
+# --- plan --solve and the verdict agree -------------------------------------------------------
+# on catalog models: the answer's own plan is "fits", one step up is stated and is
+# tight or no, and the plan at that step gives the same verdict
+for c in "llama-3.1-8b --method lora --budget 40GiB --solve seq" "qwen2.5-7b --method full --budget 88GiB --solve batch" \
+	"llama-3.1-70b --method qlora --nodes 2 --budget 60GiB --solve seq" "qwen3-8b --method infer --budget 30GiB --solve batch"; do
+	set -- $c
+	model=$1
+	shift
+	run $S plan $model "$@" --json
+	what=$(jq -r .solve.what "$OUT")
+	ans=$(jq -r "if .solve.what == \"seq\" then .solve.max_seq else .solve.max_batch end" "$OUT")
+	nxt=$(jq -r .solve.next "$OUT")
+	nv=$(jq -r .solve.next_verdict "$OUT")
+	expect_jq '.solve.verdict == "fits" and (.solve.next_verdict == "tight" or .solve.next_verdict == "no")' \
+		"$model --solve $what: $ans fits, one step up ($nxt) is $nv"
+	opts=$(echo "$@" | sed 's/--solve [a-z]*//')
+	# shellcheck disable=SC2086
+	run $S plan $model $opts --$what "$ans" --json
+	expect_jq '.verdict == "fits"' "$model: the plan at --$what $ans says fits"
+	# shellcheck disable=SC2086
+	run $S plan $model $opts --$what "$nxt" --json
+	expect_jq ".verdict == \"$nv\"" "$model: the plan at --$what $nxt says $nv, as --solve said"
+done
+run $S plan llama-3.1-8b --method lora --budget 40GiB --solve seq
+expect_out '^solve: the largest packing length \(--seq\) whose verdict is fits: [0-9]+ .*one step up, --seq [0-9]+: (tight|no)' \
+	"human: the answer and the step up"
 done_testing
