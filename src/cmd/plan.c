@@ -402,7 +402,7 @@ static void find_smaller(struct plan *pl)
 }
 
 /* The budget, the footprint and the judgement; 0, or an exit status. */
-static void solve(struct plan *pl);
+static void solve_limits(struct plan *pl);
 
 static int compute(struct plan_args *a, const struct sp_model_shape *m, struct plan *pl)
 {
@@ -422,7 +422,7 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 		find_smaller(pl);
 	pl->solve = (enum sp_solve_what)a->solve;
 	if (pl->solve != SP_SOLVE_NONE)
-		solve(pl);
+		solve_limits(pl);
 	return 0;
 }
 
@@ -448,7 +448,7 @@ static enum sp_verdict verdict_at(const struct plan *pl, int v, uint64_t *need)
 /* --solve: the largest value whose verdict is "fits" (the search, then
  * checked with the verdict's own judgement), and the step past it, whose
  * verdict (tight or no) is stated */
-static void solve(struct plan *pl)
+static void solve_limits(struct plan *pl)
 {
 	const int step = pl->solve == SP_SOLVE_SEQ ? 64 : 1;
 	uint64_t need;
