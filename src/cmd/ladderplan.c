@@ -368,6 +368,14 @@ int sp_ladder_model_check(const char *log_model, bool serving, struct sp_ladder_
 	snprintf(mc->name, sizeof mc->name, "%s", m->name);
 	mc->prequantized = m->prequantized;
 	mc->need = need_of(m, &o, &mc->weights);
+	mc->need_min = mc->need;
+	if (o.method == SP_METHOD_INFER) {
+		/* what a server's knobs cannot take away: the weights, one short sequence */
+		struct sp_plan_opts k = o;
+		k.seq = k.seq > 2048 ? 2048 : k.seq;
+		k.batch = 1;
+		mc->need_min = need_of(m, &k, NULL);
+	}
 	if (o.method == SP_METHOD_INFER && !m->prequantized && o.quant == SP_QUANT_NONE) {
 		struct sp_plan_opts q = o;
 		q.quant = SP_QUANT_INT8;

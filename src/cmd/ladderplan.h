@@ -67,6 +67,7 @@ struct sp_ladder_model_check {
 	const char *how;       /* "--plan", "the log's model" */
 	uint64_t weights;      /* the weights term */
 	uint64_t need;         /* the job as given (the plan's options, or served in bf16) */
+	uint64_t need_min;     /* served, the least the knobs can make it (a 2048 context, one sequence); else need */
 	uint64_t need_q8, need_q4; /* served with 8-bit / 4-bit weights; 0: not planned (training, pre-quantized) */
 	bool prequantized;
 };

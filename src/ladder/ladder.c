@@ -471,13 +471,15 @@ uint64_t sp_ladder_min_need(const struct sp_job_facts *f, const char **why)
 {
 	static char buf[200];
 	char g1[32], g2[32], g3[32];
-	if (f->plan_need) {
+	if (f->plan_need_min && serving_family(facts_family(f))) {
+		bool given = f->plan_need_min == f->plan_need;
 		snprintf(buf, sizeof buf, "the planner puts %s%s at %s", f->plan_name,
-			 f->plan_how && strcmp(f->plan_how, "--plan") == 0 ? " (as --plan gives it)" : " served in bf16",
-			 sp_fmt_gib(g1, sizeof g1, (double)f->plan_need));
+			 !given ? " at a 2048 context and one sequence"
+			 : f->plan_how && strcmp(f->plan_how, "--plan") == 0 ? " (as --plan gives it)" : " served in bf16",
+			 sp_fmt_gib(g1, sizeof g1, (double)f->plan_need_min));
 		if (why)
 			*why = buf;
-		return f->plan_need;
+		return f->plan_need_min;
 	}
 	if (f->weights && serving_family(facts_family(f))) {
 		uint64_t need = f->weights + SP_SERVER_OVERHEAD;
@@ -627,8 +629,17 @@ static void flush_refuted(const struct sp_job_facts *f, char *buf, size_t n)
 			 sp_fmt_gib(g3, sizeof g3, (double)f->tried.v));
 		return;
 	}
+	/* the job as the planner was given it (or served as the log names it) */
 	const char *why;
+	char plan_why[200];
 	uint64_t need = sp_ladder_min_need(f, &why);
+	if (f->plan_need) {
+		snprintf(plan_why, sizeof plan_why, "the planner puts %s%s at %s", f->plan_name,
+			 f->plan_how && strcmp(f->plan_how, "--plan") == 0 ? " (as --plan gives it)" : " served in bf16",
+			 sp_fmt_gib(g3, sizeof g3, (double)f->plan_need));
+		need = f->plan_need;
+		why = plan_why;
+	}
 	if (need && after < need)
 		snprintf(buf, n, "%s; a flush gives back %s (%s free after it): rerunning it unchanged cannot fit", why,
 			 gives, sp_fmt_gib(g2, sizeof g2, (double)after));
@@ -641,10 +652,25 @@ static void knobs_refuted(const struct sp_job_facts *f, char *buf, size_t n)
 	char g1[32];
 	const char *why;
 	uint64_t need = sp_ladder_min_need(f, &why);
-	if (!need || !sp_ok(f->total.why) || (double)need <= 0.95 * (double)f->total.v)
+	if (!need || !sp_ok(f->total.why))
 		return;
-	snprintf(buf, n, "%s, more than the whole pool (%s): no context length, sequence count, KV cache or memory "
-		 "share makes the weights fit", why, sp_fmt_gib(g1, sizeof g1, (double)f->total.v));
+	if ((double)need > 0.95 * (double)f->total.v) {
+		snprintf(buf, n, "%s, more than the whole pool (%s): no context length, sequence count, KV cache or "
+			 "memory share makes the weights fit", why, sp_fmt_gib(g1, sizeof g1, (double)f->total.v));
+		return;
+	}
+	/* vLLM, SGLang and TGI reserve their share of the pool when they start,
+	 * from what is free then: a flush and stopping the suspects is all there is */
+	enum sp_job_family fam = facts_family(f);
+	if ((fam == SP_FAMILY_VLLM || fam == SP_FAMILY_SGLANG || fam == SP_FAMILY_TGI) &&
+	    sp_ok(f->budget_after_flush.why) && f->budget_after_flush.v + f->suspect_bytes < need) {
+		char g2[32], g3[32];
+		snprintf(buf, n, "%s; a flush leaves %s", why, sp_fmt_gib(g2, sizeof g2, (double)f->budget_after_flush.v));
+		if (f->suspect_bytes)
+			cat(buf, n, " and stopping the suspects would add at most %s",
+			    sp_fmt_gib(g3, sizeof g3, (double)f->suspect_bytes));
+		cat(buf, n, ": the server cannot reserve that at any setting of its knobs");
+	}
 }
 
 void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n)

@@ -41,6 +41,20 @@ run $IDLE --job st72i --reset --json --log "$LOGS/vllm_startup_72b.log" --tried 
 expect_jq '.next_rung == 4 and (.change | test("planner puts qwen2.5-72b at 142.4 GiB"))' \
 	"when no share can work, rung 4 gives the planner's number"
 
+# a box with 57.9 GiB after a flush and nothing else holding the pool: Mixtral
+# 8x7B served in bf16 (the planner: 94.1 GiB at a 2048 context and one
+# sequence; 109.0 GiB as --plan gives it) fits the pool (119.7 GiB), but
+# no share vLLM can reserve now
+cp -r "$FIX/gb10-idle" "$TMP/half"
+sed -i -e 's/^MemFree: .*/MemFree:        41943040 kB/' -e 's/^MemAvailable: .*/MemAvailable:   63438848 kB/' \
+	"$TMP/half/proc/meminfo"
+HALF="$S ladder --procfs $TMP/half/proc --sysfs $TMP/half/sys"
+run $HALF --job mx --reset --json --log "$FIX/oomlogs/vllm_startup.log" --plan 'mixtral-8x7b --method infer --seq 16384 --batch 4'
+expect_jq '[.skipped[].rung] == [1, 2] and .next_rung == 3' "Mixtral at 94 GiB, 57.9 GiB after a flush: rungs 1 and 2 skipped"
+expect_jq '.skipped[0].reason | test("the job asked for 107.7 GiB")' "rung 1: the start-up check's own figure first"
+expect_jq '.skipped[1].reason | test("2048 context and one sequence at 94.1 GiB; a flush leaves 5[0-9.]+ GiB: the server cannot reserve")' \
+	"rung 2 against the least its knobs can make it (94.1 GiB)"
+
 # --- vLLM: KV cache log whose weights are 65.7 GiB (gpu_memory_utilization 0.65) --------------
 run $LOADED --job kv --reset --json --log "$LOGS/vllm_kv_fp8_70b.log"
 expect_jq '.change | test("--gpu-memory-utilization: no share fits now: its weights \\(65.7 GiB.*at least 0.60")' \
