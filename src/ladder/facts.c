@@ -207,7 +207,8 @@ static bool ray_line(struct sp_log_facts *f, const char *s, size_t n, uint64_t l
 	return false;
 }
 
-/* "ImportError: cannot import name ...": an unindented Python exception line */
+/* "ImportError: cannot import name ...": an unindented Python exception line
+ * (a name ending in Error or Exception, then ':'), or a CLI's "Error: ..." */
 static void error_line(struct sp_log_facts *f, const char *s, size_t n, uint64_t lineno)
 {
 	if (!n || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
