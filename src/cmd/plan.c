@@ -429,20 +429,21 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 /* ---- --solve ------------------------------------------------------------------------------ */
 
 /* the verdict of the plan with --seq or --batch set to v, judged as the plan
- * itself is (sp_plan_judge: the per-node need, the host side) */
+ * itself is (sp_plan_judge's verdict: the per-node need against the budget,
+ * and no when a discrete host side is short), without its advice search */
 static enum sp_verdict verdict_at(const struct plan *pl, int v, uint64_t *need)
 {
 	static struct sp_footprint f;
-	static struct sp_judgement j;
 	struct sp_plan_opts o = pl->p;
 	if (pl->solve == SP_SOLVE_SEQ)
 		o.seq = v;
 	else
 		o.batch = v;
 	sp_footprint_compute(pl->m, &o, &f);
-	sp_plan_judge(pl->m, &o, &f, &pl->b, &j);
-	*need = j.need;
-	return j.verdict;
+	*need = sp_node_need(&f);
+	if (!pl->b.uma && pl->b.host_bytes && f.host_bytes > pl->b.host_bytes)
+		return SP_NO;
+	return sp_judge(*need, pl->b.bytes);
 }
 
 /* --solve: the largest value whose verdict is "fits" (the search, then
