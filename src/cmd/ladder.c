@@ -565,6 +565,10 @@ static void print_live(const struct style *y, const struct view *v)
 static void print_ladder(const struct style *y, const struct view *v)
 {
 	const struct sp_ladder_decision *d = v->d;
+	if (d->not_memory) {
+		printf("\n%sLADDER%s  no rung: not a memory failure (exit 3)\n  %s\n", y->bold, y->off, d->change);
+		return;
+	}
 	printf("\n%sLADDER%s  ", y->bold, y->off);
 	for (int i = 1; i <= SP_RUNGS; i++)
 		printf("%s%d%s%s%s", i == d->next ? "[" : "", i,
