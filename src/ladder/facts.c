@@ -231,8 +231,10 @@ bool sp_log_facts_line(struct sp_log_facts *f, const char *s, size_t n, uint64_t
 		s++, n--;
 	if (!n)
 		return false;
-	/* the needles below all hold one of these letters: a cheap gate */
-	if (!memchr(s, 'm', n) && !memchr(s, 'M', n) && !memchr(s, 'u', n) && !f->ray_in_table)
+	/* every needle below holds "mem" or "graph" (Ray's figures share the
+	 * line of its "memory usage threshold"), or is a row of Ray's table: a
+	 * cheap gate for the lines that hold none */
+	if (!f->ray_in_table && !find(s, n, "mem") && !find(s, n, "MEM") && !find(s, n, "graph"))
 		return false;
 	if (ray_line(f, s, n, lineno))
 		return true;
