@@ -385,8 +385,63 @@ static json_t *skipped_json(const struct sp_ladder_decision *d)
 	return a;
 }
 
+static json_t *bytes_or_null(uint64_t v)
+{
+	return v ? json_integer((json_int_t)v) : json_null();
+}
+
+/* what the checks read (docs/ladder.md "What the ladder checks") */
+static void checks_json(json_t *root, const struct sp_ladder_decision *d)
+{
+	const struct sp_job_facts *f = &d->facts;
+	json_t *mc = json_null();
+	if (f->plan_need) {
+		mc = json_object();
+		json_object_set_new(mc, "model", sp_json_text(f->plan_name));
+		json_object_set_new(mc, "from", json_string(f->plan_how ? f->plan_how : "--plan"));
+		json_object_set_new(mc, "need_bytes", json_integer((json_int_t)f->plan_need));
+		json_object_set_new(mc, "least_need_bytes", bytes_or_null(f->plan_need_min));
+		json_object_set_new(mc, "need_8bit_bytes", bytes_or_null(f->plan_need_q8));
+		json_object_set_new(mc, "need_4bit_bytes", bytes_or_null(f->plan_need_q4));
+	}
+	json_object_set_new(root, "model_check", mc);
+	json_object_set_new(root, "weights_bytes", bytes_or_null(f->weights));
+	const struct sp_log_facts *m = f->more;
+	json_t *h = json_null();
+	if (m && m->frac_hint) {
+		h = json_object();
+		json_object_set_new(h, "direction", json_string(m->frac_hint < 0 ? "lower" : "higher"));
+		json_object_set_new(h, "flag", json_string(m->frac_hint_flag));
+		json_object_set_new(h, "line", json_integer((json_int_t)m->frac_hint_line));
+		json_object_set_new(h, "text", sp_json_text(m->frac_hint_text));
+	}
+	json_object_set_new(root, "server_hint", h);
+	json_object_set_new(root, "share_used", m && m->frac_used > 0 ? json_real(m->frac_used) : json_null());
+	enum sp_job_family fam = family(d);
+	json_t *share = json_null();
+	if (!d->not_memory && (fam == SP_FAMILY_VLLM || fam == SP_FAMILY_SGLANG || fam == SP_FAMILY_TGI)) {
+		char why[400];
+		double v = sp_ladder_share(f, why, sizeof why);
+		share = json_object();
+		json_object_set_new(share, "advised", v > 0 ? json_real(v) : json_null());
+		json_object_set_new(share, "why", why[0] ? sp_json_text(why) : json_null());
+	}
+	json_object_set_new(root, "share", share);
+	json_t *ray = json_null();
+	if (d->ray && m) {
+		ray = json_object();
+		json_object_set_new(ray, "used_bytes", bytes_or_null(m->ray_used));
+		json_object_set_new(ray, "total_bytes", bytes_or_null(m->ray_total));
+		json_object_set_new(ray, "threshold", m->ray_threshold > 0 ? json_real(m->ray_threshold) : json_null());
+		json_object_set_new(ray, "table_rows", json_integer(m->ray_rows));
+		json_object_set_new(ray, "table_top", m->ray_top[0] ? sp_json_text(m->ray_top) : json_null());
+	}
+	json_object_set_new(root, "ray", ray);
+}
+
 static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 {
+	checks_json(root, d);
 	json_t *tried = json_array();
 	for (int i = 1; i <= SP_RUNGS; i++)
 		if (d->st.tried >> i & 1)

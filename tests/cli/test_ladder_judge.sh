@@ -71,6 +71,10 @@ expect_jq '.change | test("--cuda-graph-max-bs 16")' "--cuda-graph-max-bs is nam
 expect_jq '.change | test("--mem-fraction-static 0.80: .*lower than the 0.88 it ran with")' \
 	"the share follows the hint: 0.80, below 0.88"
 expect_jq '(.change | test("mem-fraction-static 0\\.9")) | not' "never 0.90 against a 'smaller' hint"
+expect_jq '.server_hint.direction == "lower" and .server_hint.flag == "--mem-fraction-static" and .server_hint.line == 30 and .share_used == 0.88 and .share.advised == 0.8' \
+	"JSON: the hint, the share it ran with and the share advised"
+expect_jq '.model_check.model == "qwen2.5-32b" and .model_check.from == "the log'"'"'s model" and .model_check.need_bytes > 0' \
+	"JSON: the planner's check of the log's model"
 run $LOADED --job sgl --reset --json --log "$LOGS/sglang_cuda_graph.log"
 expect_jq '.skipped[0].rung == 1 and (.skipped[0].reason | test("qwen2.5-32b served in bf16 at 67.9 GiB"))' \
 	"loaded box: a flush leaves 46.8 GiB for a 67.9 GiB model: rung 1 skipped"
@@ -93,6 +97,8 @@ expect_jq '(.change | test("OLLAMA_NUM_PARALLEL")) | not' "no Ollama knobs"
 expect_jq '.change | test("RAY_memory_usage_threshold.*0.95") and test("RAY_memory_monitor_refresh_ms=0")' \
 	"Ray's own knobs, with the threshold the log names"
 expect_jq '.change | test("Top 10 memory users.*4 rows.*ray::load_and_generate")' "Ray's table read as Ray's report"
+expect_jq '.ray.used_bytes == 121970000000 and .ray.total_bytes == 128380000000 and .ray.threshold == 0.95 and .ray.table_rows == 4' \
+	"JSON: Ray's figures (GB = 10^9 bytes)"
 run $IDLE --job rayh --reset --log "$LOGS/ray_node_oom.log"
 expect_out "^  failure +ray_memory_monitor: Ray's memory monitor" "human: the failure"
 
