@@ -781,6 +781,7 @@ static void model_checked(const struct sp_ladder_in *in, const struct sp_ladder_
 		return;
 	snprintf(f->plan_name, sizeof f->plan_name, "%s", mc.name);
 	f->plan_how = mc.how;
+	f->plan_prec = mc.precision;
 	f->plan_need = mc.need;
 	f->plan_need_min = mc.need_min;
 	f->plan_need_q8 = mc.need_q8;

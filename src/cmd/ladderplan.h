@@ -70,6 +70,7 @@ struct sp_ladder_model_check {
 	uint64_t need_min;     /* served, the least the knobs can make it (a 2048 context, one sequence); else need */
 	uint64_t need_q8, need_q4; /* served with 8-bit / 4-bit weights; 0: not planned (training, pre-quantized) */
 	bool prequantized;
+	const char *precision; /* the log's model served: "bf16", "8-bit weights", "4-bit weights" (its name says); NULL for --plan */
 };
 /* From --plan's model and options when --plan was given, else from the model
  * the log names when the catalog knows it, planned as served (serving true:

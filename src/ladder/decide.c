@@ -82,6 +82,7 @@ static void job_facts(const struct sp_ladder_in *in, const struct sp_job_facts *
 		memcpy(f->plan_name, planned->plan_name, sizeof f->plan_name);
 		f->plan_name[sizeof f->plan_name - 1] = 0;
 		f->plan_how = planned->plan_how;
+		f->plan_prec = planned->plan_prec;
 		f->plan_need = planned->plan_need;
 		f->plan_need_min = planned->plan_need_min;
 		f->plan_need_q8 = planned->plan_need_q8;

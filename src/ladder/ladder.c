@@ -467,15 +467,26 @@ static bool serving_family(enum sp_job_family fam)
 	return fam != SP_FAMILY_TRAINING && fam != SP_FAMILY_RAY;
 }
 
+/* " served in bf16", " (as --plan gives it)" */
+static const char *plan_as(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	if (f->plan_prec)
+		snprintf(buf, n, " served in %s", f->plan_prec);
+	else
+		snprintf(buf, n, " (as --plan gives it)");
+	return buf;
+}
+
 uint64_t sp_ladder_min_need(const struct sp_job_facts *f, const char **why)
 {
-	static char buf[200];
-	char g1[32], g2[32], g3[32];
-	if (f->plan_need_min && serving_family(facts_family(f))) {
+	static char buf[400];
+	char g1[32], g2[32], g3[32], as[48];
+	/* the weights the server itself reported are measured: they come first */
+	const bool measured = f->weights && f->weights_src && strcmp(f->weights_src, "the log") == 0;
+	if (f->plan_need_min && serving_family(facts_family(f)) && !measured) {
 		bool given = f->plan_need_min == f->plan_need;
-		snprintf(buf, sizeof buf, "the planner puts %s%s at %s", f->plan_name,
-			 !given ? " at a 2048 context and one sequence"
-			 : f->plan_how && strcmp(f->plan_how, "--plan") == 0 ? " (as --plan gives it)" : " served in bf16",
+		snprintf(buf, sizeof buf, "the planner puts %s%s%s at %s", f->plan_name, plan_as(f, as, sizeof as),
+			 !given ? " at a 2048 context and one sequence" : "",
 			 sp_fmt_gib(g1, sizeof g1, (double)f->plan_need_min));
 		if (why)
 			*why = buf;
@@ -631,11 +642,11 @@ static void flush_refuted(const struct sp_job_facts *f, char *buf, size_t n)
 	}
 	/* the job as the planner was given it (or served as the log names it) */
 	const char *why;
-	char plan_why[200];
+	char plan_why[400];
 	uint64_t need = sp_ladder_min_need(f, &why);
 	if (f->plan_need) {
-		snprintf(plan_why, sizeof plan_why, "the planner puts %s%s at %s", f->plan_name,
-			 f->plan_how && strcmp(f->plan_how, "--plan") == 0 ? " (as --plan gives it)" : " served in bf16",
+		char as[48];
+		snprintf(plan_why, sizeof plan_why, "the planner puts %s%s at %s", f->plan_name, plan_as(f, as, sizeof as),
 			 sp_fmt_gib(g3, sizeof g3, (double)f->plan_need));
 		need = f->plan_need;
 		why = plan_why;
@@ -671,6 +682,23 @@ static void knobs_refuted(const struct sp_job_facts *f, char *buf, size_t n)
 			    sp_fmt_gib(g3, sizeof g3, (double)f->suspect_bytes));
 		cat(buf, n, ": the server cannot reserve that at any setting of its knobs");
 	}
+}
+
+/* a checkpoint whose name says 8-bit weights (FP8, INT8, W8A8) */
+static bool model_8bit(const char *m)
+{
+	static const char *const marks[] = { "fp8", "int8", "w8a8", "8bit", "8-bit" };
+	if (!m)
+		return false;
+	char low[128];
+	size_t i = 0;
+	for (; m[i] && i + 1 < sizeof low; i++)
+		low[i] = (char)tolower((unsigned char)m[i]);
+	low[i] = 0;
+	for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++)
+		if (strstr(low, marks[k]))
+			return true;
+	return false;
 }
 
 void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n)
@@ -1028,7 +1056,10 @@ static void rung3(const struct sp_job_facts *f, char *buf, size_t n)
 	case SP_FAMILY_VLLM:
 	case SP_FAMILY_SGLANG:
 	case SP_FAMILY_RAY:
-		cat(buf, n, "serve a quantized checkpoint of %s (FP8, NVFP4 or AWQ) instead of bf16 weights", m);
+		if (model_8bit(f->model))
+			cat(buf, n, "serve a 4-bit checkpoint of %s (NVFP4 or AWQ) instead of its 8-bit weights", m);
+		else
+			cat(buf, n, "serve a quantized checkpoint of %s (FP8, NVFP4 or AWQ) instead of bf16 weights", m);
 		quant_figures(f, buf, n);
 		return;
 	case SP_FAMILY_TGI:

@@ -119,6 +119,7 @@ struct sp_job_facts {
 	const char *weights_src;
 	char plan_name[128];       /* the planner's model ("" not planned) and how it was found ("--plan", "the log's model") */
 	const char *plan_how;
+	const char *plan_prec;     /* the log's model served in: "bf16", "8-bit weights", "4-bit weights"; NULL: --plan's */
 	uint64_t plan_need;        /* the job as given (0: not planned) */
 	uint64_t plan_need_min;    /* served: the least the server's knobs make it (a 2048 context, one sequence) */
 	uint64_t plan_need_q8, plan_need_q4; /* served with 8-bit / 4-bit weights (0: not planned) */
@@ -127,9 +128,10 @@ struct sp_job_facts {
  * context, the profiling pass's activations, CUDA graphs (a floor for the
  * memory share, never advised below weights + this). */
 #define SP_SERVER_OVERHEAD (3ULL << 30)
-/* The least memory the job needs whatever its knobs (the planner's need at a
- * 2048 context and one sequence for a server, else the weights plus
- * SP_SERVER_OVERHEAD); 0 unknown. */
+/* The least memory a server needs whatever its knobs: the weights it
+ * reported in the log plus SP_SERVER_OVERHEAD, else the planner's need at a
+ * 2048 context and one sequence, else the planner's weights plus the
+ * overhead; 0 unknown (and for training). */
 uint64_t sp_ladder_min_need(const struct sp_job_facts *f, const char **why);
 /* The memory share to advise (a multiple of 0.05; 0: none fits) and why, in
  * words: what is free after a flush over the pool, never below what the

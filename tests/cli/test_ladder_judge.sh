@@ -60,6 +60,11 @@ run $LOADED --job kv --reset --json --log "$LOGS/vllm_kv_fp8_70b.log"
 expect_jq '.change | test("--gpu-memory-utilization: no share fits now: its weights \\(65.7 GiB.*at least 0.60")' \
 	"loaded box: no share below what the 65.7 GiB weights need is offered"
 expect_jq '(.change | test("utilization 0\\.35")) | not' "0.35 is never offered under 65.7 GiB of weights"
+expect_jq '.model_check.model == "llama-3.3-70b" and .weights_bytes == 70544837837' \
+	"the FP8 checkpoint is the catalog's llama-3.3-70b; the weights are the log's (65.7 GiB)"
+run $LOADED --job kv3 --reset --json --tried 2 --log "$LOGS/vllm_kv_fp8_70b.log"
+expect_jq '.next_rung == 3 and (.change | test("4-bit checkpoint of RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic .*instead of its 8-bit weights .*with 4-bit"))' \
+	"rung 3 of an FP8 checkpoint is 4-bit weights, with the planner's figure"
 run $IDLE --job kvi --reset --json --log "$LOGS/vllm_kv_fp8_70b.log"
 expect_jq '.change | test("--gpu-memory-utilization 0.90: .*higher than the 0.65 it ran with")' \
 	"idle box: 0.90, in the direction of vLLM's own hint (increase)"
