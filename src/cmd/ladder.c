@@ -882,7 +882,10 @@ int cmd_ladder(int argc, char **argv)
 	rc = decide_and_plan(&o, &in, &d, &lp);
 	if (rc)
 		return rc;
-	c.st = d.st;
+	if (d.not_memory)
+		c.st.tried |= d.st.tried; /* a log with no memory failure leaves the job's state as it was, marks added */
+	else
+		c.st = d.st;
 	state_save(&c);
 	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL,
 				in.flushed ? &before : NULL, o.plan ? &lp : NULL };

@@ -165,7 +165,10 @@ static void not_memory(const struct sp_ladder_in *in, struct sp_ladder_decision 
 		snprintf(d->change, sizeof d->change, "the log shows no memory failure: no rung of the OOM ladder answers "
 			 "it; if the job did run out of memory, give the log that says so (stderr too)");
 	snprintf(d->advice, sizeof d->advice, "not a memory failure: %s", d->change);
-	d->st.proposed = in->st.proposed;
+	/* nothing proposed for this log (the caller keeps the job's state as it
+	 * was, less the marks by hand: cmd/ladder.c) */
+	d->st.proposed = 0;
+	d->st.log_sig = in->log->sig;
 }
 
 void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
