@@ -456,7 +456,8 @@ static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 													: json_null());
 	json_object_set_new(root, "fragmentation", d->fragmentation[0] ? sp_json_text(d->fragmentation) : json_null());
 	json_object_set_new(root, "next_rung", d->next ? json_integer(d->next) : json_null());
-	json_object_set_new(root, "next_rung_title", json_string(sp_ladder_rung_title_for(d->next, &d->facts)));
+	json_object_set_new(root, "next_rung_title", json_string(d->not_memory ? "not a memory failure: no rung"
+									       : sp_ladder_rung_title_for(d->next, &d->facts)));
 	json_object_set_new(root, "before_next_rung", d->before[0] ? sp_json_text(d->before) : json_null());
 	json_object_set_new(root, "change", sp_json_text(d->change));
 	json_object_set_new(root, "advice", sp_json_text(d->advice));
