@@ -151,6 +151,12 @@ for c in "llama-3.1-8b --method lora --budget 40GiB --solve seq" "qwen2.5-7b --m
 	nv=$(jq -r .solve.next_verdict "$OUT")
 	expect_jq '.solve.verdict == "fits" and (.solve.next_verdict == "tight" or .solve.next_verdict == "no")' \
 		"$model --solve $what: $ans fits, one step up ($nxt) is $nv"
+	case "$ans$nxt" in
+	'' | *[!0-9]*)
+		_report 1 "$model --solve $what: a number and the step past it ($ans, $nxt)"
+		continue
+		;;
+	esac
 	opts=$(echo "$@" | sed 's/--solve [a-z]*//')
 	# shellcheck disable=SC2086
 	run $S plan $model $opts --$what "$ans" --json
