@@ -54,8 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct sp_ladder_decision d;
 	struct sp_ladder_in in = { &p, &s, { .tried = chunk & 0x1e, .proposed = (int)(chunk % 5), .log_sig = 1 }, 0, false };
 	sp_ladder_decide(&in, &d);
-	if (d.kind != p.kind || d.st.log_sig != p.sig || d.st.proposed != d.next ||
-	    d.next != sp_ladder_next(d.st.tried | d.skipped) || (d.skipped & d.st.tried))
+	if (d.kind != p.kind || d.st.log_sig != p.sig || d.st.proposed != d.next || (d.skipped & d.st.tried))
+		abort();
+	/* a log with no memory failure offers no rung; any other gets the lowest not tried or skipped */
+	if (d.not_memory != (d.kind == SP_OOM_UNKNOWN && !d.ray) ||
+	    d.next != (d.not_memory ? 0 : sp_ladder_next(d.st.tried | d.skipped)))
 		abort();
 	if (d.counted_tried && (d.kind == SP_OOM_UNKNOWN || (chunk & 0x1e) >> d.counted_tried & 1))
 		abort();

@@ -32,6 +32,27 @@
 #include <time.h>
 #include <unistd.h>
 
+/* the log shows no memory failure: no rung is offered (docs/ladder.md "Exit status") */
+#define SP_EXIT_NOT_MEMORY 3
+
+/* the failure's key and words: Ray's memory monitor is its own (the
+ * classifier may call its OutOfMemoryError a PyTorch one) */
+static const char *failure_key(const struct sp_ladder_decision *d)
+{
+	return d->ray ? "ray_memory_monitor" : sp_oom_kind_key(d->kind);
+}
+
+static const char *failure_text(const struct sp_ladder_decision *d)
+{
+	return d->ray ? "Ray's memory monitor killed the task (the node's used memory crossed RAY_memory_usage_threshold)"
+		      : sp_oom_kind_text(d->kind);
+}
+
+static enum sp_job_family family(const struct sp_ladder_decision *d)
+{
+	return d->ray ? SP_FAMILY_RAY : sp_ladder_family_of(d->kind, d->facts.engine);
+}
+
 static const struct sp_cmdspec spec = {
 	.name = "ladder",
 	.usage = "usage: sparkops ladder [--log FILE|-] [--job NAME] [--tried N] [--reset] [--plan 'PLAN'] [--json]\n"
@@ -51,7 +72,8 @@ static const struct sp_cmdspec spec = {
 		 "\n",
 	.tail = "exit: 0 advice given (or rung 1 done), 1 every rung tried, or --apply 1 refused while a\n"
 		"      job is watched, or the flush failed; 2 usage or input error (an unreadable log,\n"
-		"      --apply 2-4); 4 --apply 1 without root\n",
+		"      --apply 2-4); 3 not a memory failure (the log shows none: no rung is offered);\n"
+		"      4 --apply 1 without root\n",
 };
 
 struct opts {
@@ -365,8 +387,63 @@ static json_t *skipped_json(const struct sp_ladder_decision *d)
 	return a;
 }
 
+static json_t *bytes_or_null(uint64_t v)
+{
+	return v ? json_integer((json_int_t)v) : json_null();
+}
+
+/* what the checks read (docs/ladder.md "What the ladder checks") */
+static void checks_json(json_t *root, const struct sp_ladder_decision *d)
+{
+	const struct sp_job_facts *f = &d->facts;
+	json_t *mc = json_null();
+	if (f->plan_need) {
+		mc = json_object();
+		json_object_set_new(mc, "model", sp_json_text(f->plan_name));
+		json_object_set_new(mc, "from", json_string(f->plan_how ? f->plan_how : "--plan"));
+		json_object_set_new(mc, "need_bytes", json_integer((json_int_t)f->plan_need));
+		json_object_set_new(mc, "least_need_bytes", bytes_or_null(f->plan_need_min));
+		json_object_set_new(mc, "need_8bit_bytes", bytes_or_null(f->plan_need_q8));
+		json_object_set_new(mc, "need_4bit_bytes", bytes_or_null(f->plan_need_q4));
+	}
+	json_object_set_new(root, "model_check", mc);
+	json_object_set_new(root, "weights_bytes", bytes_or_null(f->weights));
+	const struct sp_log_facts *m = f->more;
+	json_t *h = json_null();
+	if (m && m->frac_hint) {
+		h = json_object();
+		json_object_set_new(h, "direction", json_string(m->frac_hint < 0 ? "lower" : "higher"));
+		json_object_set_new(h, "flag", json_string(m->frac_hint_flag));
+		json_object_set_new(h, "line", json_integer((json_int_t)m->frac_hint_line));
+		json_object_set_new(h, "text", sp_json_text(m->frac_hint_text));
+	}
+	json_object_set_new(root, "server_hint", h);
+	json_object_set_new(root, "share_used", m && m->frac_used > 0 ? json_real(m->frac_used) : json_null());
+	enum sp_job_family fam = family(d);
+	json_t *share = json_null();
+	if (!d->not_memory && (fam == SP_FAMILY_VLLM || fam == SP_FAMILY_SGLANG || fam == SP_FAMILY_TGI)) {
+		char why[400];
+		double v = sp_ladder_share(f, why, sizeof why);
+		share = json_object();
+		json_object_set_new(share, "advised", v > 0 ? json_real(v) : json_null());
+		json_object_set_new(share, "why", why[0] ? sp_json_text(why) : json_null());
+	}
+	json_object_set_new(root, "share", share);
+	json_t *ray = json_null();
+	if (d->ray && m) {
+		ray = json_object();
+		json_object_set_new(ray, "used_bytes", bytes_or_null(m->ray_used));
+		json_object_set_new(ray, "total_bytes", bytes_or_null(m->ray_total));
+		json_object_set_new(ray, "threshold", m->ray_threshold > 0 ? json_real(m->ray_threshold) : json_null());
+		json_object_set_new(ray, "table_rows", json_integer(m->ray_rows));
+		json_object_set_new(ray, "table_top", m->ray_top[0] ? sp_json_text(m->ray_top) : json_null());
+	}
+	json_object_set_new(root, "ray", ray);
+}
+
 static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 {
+	checks_json(root, d);
 	json_t *tried = json_array();
 	for (int i = 1; i <= SP_RUNGS; i++)
 		if (d->st.tried >> i & 1)
@@ -374,14 +451,15 @@ static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 	json_object_set_new(root, "rungs_tried", tried);
 	json_object_set_new(root, "counted_tried", d->counted_tried ? json_integer(d->counted_tried) : json_null());
 	json_object_set_new(root, "skipped", skipped_json(d));
-	json_object_set_new(root, "family", json_string(sp_ladder_family_key(sp_ladder_family_of(d->kind, d->facts.engine))));
+	json_object_set_new(root, "family", json_string(sp_ladder_family_key(family(d))));
 	uint64_t len = sp_ladder_model_len(&d->facts);
 	json_object_set_new(root, "max_model_len_advised",
-			    len && sp_ladder_family_of(d->kind, d->facts.engine) != SP_FAMILY_TRAINING ? json_integer((json_int_t)len)
+			    len && family(d) != SP_FAMILY_TRAINING && family(d) != SP_FAMILY_RAY ? json_integer((json_int_t)len)
 													: json_null());
 	json_object_set_new(root, "fragmentation", d->fragmentation[0] ? sp_json_text(d->fragmentation) : json_null());
 	json_object_set_new(root, "next_rung", d->next ? json_integer(d->next) : json_null());
-	json_object_set_new(root, "next_rung_title", json_string(sp_ladder_rung_title_for(d->next, &d->facts)));
+	json_object_set_new(root, "next_rung_title", json_string(d->not_memory ? "not a memory failure: no rung"
+									       : sp_ladder_rung_title_for(d->next, &d->facts)));
 	json_object_set_new(root, "before_next_rung", d->before[0] ? sp_json_text(d->before) : json_null());
 	json_object_set_new(root, "change", sp_json_text(d->change));
 	json_object_set_new(root, "advice", sp_json_text(d->advice));
@@ -413,8 +491,9 @@ static int print_json(const struct view *v)
 	json_object_set_new(root, "state_file", v->c->have_path ? sp_json_text(v->c->path) : json_null());
 	json_object_set_new(root, "phase", json_string(sp_oom_phase_key(d->phase)));
 	json_object_set_new(root, "phase_reason", d->phase_why && d->phase_why[0] ? json_string(d->phase_why) : json_null());
-	json_object_set_new(root, "failure", json_string(sp_oom_kind_key(d->kind)));
-	json_object_set_new(root, "failure_text", json_string(sp_oom_kind_text(d->kind)));
+	json_object_set_new(root, "failure", json_string(failure_key(d)));
+	json_object_set_new(root, "failure_text", json_string(failure_text(d)));
+	json_object_set_new(root, "not_memory_failure", json_boolean(d->not_memory));
 	json_object_set_new(root, "evidence", evidence_json(d));
 	json_object_set_new(root, "figures", figures_json(v));
 	json_object_set_new(root, "log", log_json(v->log));
@@ -500,7 +579,7 @@ static void print_failure(const struct view *v)
 		return;
 	}
 	const char *why = d->phase_why;
-	printf("  %-10s %s: %s\n", "failure", sp_oom_kind_key(d->kind), sp_oom_kind_text(d->kind));
+	printf("  %-10s %s: %s\n", "failure", failure_key(d), failure_text(d));
 	printf("  %-10s %s%s%s%s\n", "phase", sp_oom_phase_key(d->phase), why && why[0] ? " (" : "", why ? why : "",
 	       why && why[0] ? ")" : "");
 	if (d->evidence && d->evidence[0]) {
@@ -512,7 +591,7 @@ static void print_failure(const struct view *v)
 	if (d->figures && v->log)
 		print_figures(&v->log->fig);
 	if (v->log)
-		print_log_facts(v->log, sp_ladder_family_of(d->kind, d->facts.engine) != SP_FAMILY_TRAINING);
+		print_log_facts(v->log, family(d) != SP_FAMILY_TRAINING);
 }
 
 static void print_live(const struct style *y, const struct view *v)
@@ -544,6 +623,10 @@ static void print_live(const struct style *y, const struct view *v)
 static void print_ladder(const struct style *y, const struct view *v)
 {
 	const struct sp_ladder_decision *d = v->d;
+	if (d->not_memory) {
+		printf("\n%sLADDER%s  no rung: not a memory failure (exit 3)\n  %s\n", y->bold, y->off, d->change);
+		return;
+	}
 	printf("\n%sLADDER%s  ", y->bold, y->off);
 	for (int i = 1; i <= SP_RUNGS; i++)
 		printf("%s%d%s%s%s", i == d->next ? "[" : "", i,
@@ -690,11 +773,34 @@ static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample 
 	return 0;
 }
 
-/* the planner's rung 4 into the facts the decision takes */
-static void planned_facts(const struct sp_ladder_plan *lp, struct sp_job_facts *f)
+/* what the planner says of the job's model (--plan's, or the log's when the
+ * catalog knows it and a server runs it), before any rung is offered */
+static void model_checked(const struct sp_ladder_in *in, const struct sp_ladder_decision *d, struct sp_job_facts *f)
 {
 	memset(f, 0, sizeof *f);
+	struct sp_ladder_model_check mc;
+	/* a served Hugging Face checkpoint is planned in bf16; a GGUF's
+	 * quantization is not in its name, so llama.cpp's and Ollama's are not
+	 * planned (their weights come from the log) */
+	enum sp_job_family fam = family(d);
+	bool serving = fam == SP_FAMILY_VLLM || fam == SP_FAMILY_SGLANG || fam == SP_FAMILY_TGI || fam == SP_FAMILY_RAY;
+	if (sp_ladder_model_check(in->log ? in->log->model : NULL, serving, &mc) < 0)
+		return;
+	snprintf(f->plan_name, sizeof f->plan_name, "%s", mc.name);
+	f->plan_how = mc.how;
+	f->plan_prec = mc.precision;
+	f->plan_need = mc.need;
+	f->plan_need_min = mc.need_min;
+	f->plan_need_q8 = mc.need_q8;
+	f->plan_need_q4 = mc.need_q4;
+	f->weights = mc.weights;
+}
+
+/* the planner's rung 4 into the facts the decision takes (the model's check kept) */
+static void planned_facts(const struct sp_ladder_plan *lp, struct sp_job_facts *f)
+{
 	snprintf(f->smaller_model, sizeof f->smaller_model, "%s", lp->smaller_model);
+	f->next_down[0] = f->next_down_hf[0] = 0;
 	f->smaller_need = lp->smaller_need;
 	f->two_sparks = lp->two_sparks;
 	f->two_sparks_strategy = lp->two_sparks_strategy;
@@ -707,23 +813,26 @@ static void planned_facts(const struct sp_ladder_plan *lp, struct sp_job_facts *
 static int decide_and_plan(const struct opts *o, const struct sp_ladder_in *in, struct sp_ladder_decision *d,
 			   struct sp_ladder_plan *lp)
 {
+	static struct sp_job_facts pf;
 	sp_ladder_decide(in, d);
+	if (d->not_memory)
+		return 0;
+	/* every rung is checked against the planner's figures for the job's model */
+	model_checked(in, d, &pf);
+	sp_ladder_decide_planned(in, &pf, d);
 	if (!o->plan) {
 		/* rung 4 names the catalog's next size down of the log's model */
-		static struct sp_job_facts nd;
-		memset(&nd, 0, sizeof nd);
 		if (d->next != 4 || !in->log ||
-		    sp_ladder_next_size_down(in->log->model, nd.next_down, sizeof nd.next_down, nd.next_down_hf,
-					     sizeof nd.next_down_hf) < 0)
+		    sp_ladder_next_size_down(in->log->model, pf.next_down, sizeof pf.next_down, pf.next_down_hf,
+					     sizeof pf.next_down_hf) < 0)
 			return 0;
-		sp_ladder_decide_planned(in, &nd, d);
+		sp_ladder_decide_planned(in, &pf, d);
 		return 0;
 	}
 	int rung = o->apply > 1 ? o->apply : d->next;
 	int rc = sp_ladder_plan_run(lp, in->s, rung);
 	if (rc)
 		return rc;
-	static struct sp_job_facts pf;
 	planned_facts(lp, &pf);
 	sp_ladder_decide_planned(in, &pf, d);
 	return 0;
@@ -780,7 +889,10 @@ int cmd_ladder(int argc, char **argv)
 	rc = decide_and_plan(&o, &in, &d, &lp);
 	if (rc)
 		return rc;
-	c.st = d.st;
+	if (d.not_memory)
+		c.st.tried |= d.st.tried; /* a log with no memory failure leaves the job's state as it was, marks added */
+	else
+		c.st = d.st;
 	state_save(&c);
 	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL,
 				in.flushed ? &before : NULL, o.plan ? &lp : NULL };
@@ -788,5 +900,7 @@ int cmd_ladder(int argc, char **argv)
 		print_json(&v);
 	else
 		print_human(&v);
+	if (d.not_memory)
+		return SP_EXIT_NOT_MEMORY;
 	return d.next ? SP_EXIT_OK : SP_EXIT_TROUBLE;
 }

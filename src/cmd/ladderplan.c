@@ -9,6 +9,7 @@
 #include "util/msg.h"
 #include "util/units.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +329,89 @@ void sp_ladder_plan_print(const struct sp_ladder_plan *lp, const char *bold, con
 }
 
 
+/* ---- the planner's check of the job's model --------------------------------------------- */
+
+static uint64_t need_of(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t *weights)
+{
+	static struct sp_footprint f;
+	sp_footprint_compute(m, o, &f);
+	if (weights)
+		*weights = f.term[SP_T_WEIGHTS];
+	return sp_need(&f);
+}
+
+static int find_log_model(const char *log_model, struct sp_model_shape *m);
+
+/* the weights' precision a checkpoint's name says (a published quantized
+ * repository: "-FP8-dynamic", "-AWQ", "-GPTQ-Int4", "-bnb-4bit" ...); NONE
+ * when it says none (bf16) */
+static enum sp_quant name_quant(const char *name)
+{
+	static const char *const q4[] = { "awq", "gptq", "int4", "nvfp4", "mxfp4", "fp4", "4bit", "4-bit", "w4a16", "bnb-4" };
+	static const char *const q8[] = { "fp8", "int8", "w8a8", "8bit", "8-bit" };
+	char low[128];
+	size_t i = 0;
+	for (; name[i] && i + 1 < sizeof low; i++)
+		low[i] = (char)tolower((unsigned char)name[i]);
+	low[i] = 0;
+	for (size_t k = 0; k < sizeof q4 / sizeof q4[0]; k++)
+		if (strstr(low, q4[k]))
+			return SP_QUANT_FP4;
+	for (size_t k = 0; k < sizeof q8 / sizeof q8[0]; k++)
+		if (strstr(low, q8[k]))
+			return SP_QUANT_INT8;
+	return SP_QUANT_NONE;
+}
+
+int sp_ladder_model_check(const char *log_model, bool serving, struct sp_ladder_model_check *mc)
+{
+	memset(mc, 0, sizeof *mc);
+	struct sp_model_shape *m = NULL;
+	struct sp_plan_opts o;
+	if (plan_line_text) {
+		m = sp_plan_load_model(&plan_a);
+		if (!m)
+			return -1;
+		o = plan_a.p;
+		mc->how = "--plan";
+	} else {
+		if (!serving || !log_model || !log_model[0])
+			return -1;
+		m = calloc(1, sizeof *m);
+		if (!m || find_log_model(log_model, m) < 0) {
+			free(m);
+			return -1;
+		}
+		sp_plan_opts_init(&o);
+		o.method = SP_METHOD_INFER;
+		/* a published quantized checkpoint is planned at its precision */
+		o.quant = m->prequantized ? SP_QUANT_NONE : name_quant(log_model);
+		mc->how = "the log's model";
+		mc->precision = o.quant == SP_QUANT_INT8 ? "8-bit weights" : o.quant == SP_QUANT_FP4 ? "4-bit weights" : "bf16";
+	}
+	o.uma = true;
+	snprintf(mc->name, sizeof mc->name, "%s", m->name);
+	mc->prequantized = m->prequantized;
+	mc->need = need_of(m, &o, &mc->weights);
+	mc->need_min = mc->need;
+	if (o.method == SP_METHOD_INFER) {
+		/* what a server's knobs cannot take away: the weights, one short sequence */
+		struct sp_plan_opts k = o;
+		k.seq = k.seq > 2048 ? 2048 : k.seq;
+		k.batch = 1;
+		mc->need_min = need_of(m, &k, NULL);
+	}
+	if (o.method == SP_METHOD_INFER && !m->prequantized && (o.quant == SP_QUANT_NONE || o.quant == SP_QUANT_INT8)) {
+		struct sp_plan_opts q = o;
+		q.quant = SP_QUANT_INT8;
+		mc->need_q8 = need_of(m, &q, NULL);
+		q.quant = SP_QUANT_FP4;
+		mc->need_q4 = need_of(m, &q, NULL);
+	}
+	free(m);
+	return 0;
+}
+
 /* ---- rung 4 from the log's model name ------------------------------------------------- */
 
 static bool strip_suffix(char *s, const char *suf)
@@ -344,7 +428,10 @@ static bool strip_suffix(char *s, const char *suf)
  * its last part without the usual release suffixes, spaces made '-' */
 static int find_log_model(const char *log_model, struct sp_model_shape *m)
 {
-	static const char *const sufs[] = { "-Instruct", "-Chat", "-hf", "-it", "-bnb-4bit", "-unsloth", "-Base", "-GGUF" };
+	static const char *const sufs[] = { "-Instruct", "-Chat", "-hf", "-it", "-bnb-4bit", "-unsloth", "-Base", "-GGUF",
+					    "-FP8-dynamic", "-FP8-Dynamic", "-FP8", "-AWQ", "-GPTQ-Int4", "-GPTQ-Int8",
+					    "-GPTQ", "-Int4", "-Int8", "-NVFP4", "-W8A8", "-W4A16", "-quantized.w8a8",
+					    "-quantized.w4a16" };
 	char err[512], v[128];
 	if (sp_catalog_find(log_model, m, err, sizeof err) == 0)
 		return 0;

@@ -58,5 +58,23 @@ json_t *sp_ladder_plan_json(const struct sp_ladder_plan *lp);
  * Hugging Face id. No claim that it fits: that needs a plan. 0, or -1 when
  * the log's model is not in the catalog or nothing is smaller. */
 int sp_ladder_next_size_down(const char *log_model, char *name, size_t n, char *hf, size_t hn);
+/* What the planner says of the job's model before any rung is offered (the
+ * ladder's checks, docs/ladder.md "What the ladder checks"): its weights and
+ * its need as given (the larger of the steady and load-time peak), and for a
+ * server the same with 8-bit and 4-bit weights, and across two Sparks. */
+struct sp_ladder_model_check {
+	char name[128];        /* the catalog's (or the plan's) name */
+	const char *how;       /* "--plan", "the log's model" */
+	uint64_t weights;      /* the weights term */
+	uint64_t need;         /* the job as given (the plan's options, or served in bf16) */
+	uint64_t need_min;     /* served, the least the knobs can make it (a 2048 context, one sequence); else need */
+	uint64_t need_q8, need_q4; /* served with 8-bit / 4-bit weights; 0: not planned (training, pre-quantized) */
+	bool prequantized;
+	const char *precision; /* the log's model served: "bf16", "8-bit weights", "4-bit weights" (its name says); NULL for --plan */
+};
+/* From --plan's model and options when --plan was given, else from the model
+ * the log names when the catalog knows it, planned as served (serving true:
+ * --method infer, bf16) and only then. 0, or -1 when there is nothing to plan. */
+int sp_ladder_model_check(const char *log_model, bool serving, struct sp_ladder_model_check *mc);
 void sp_ladder_plan_print(const struct sp_ladder_plan *lp, const char *bold, const char *off);
 #endif

@@ -79,6 +79,18 @@ static void job_facts(const struct sp_ladder_in *in, const struct sp_job_facts *
 		f->two_sparks = planned->two_sparks;
 		f->two_sparks_strategy = planned->two_sparks_strategy;
 		f->two_sparks_need = planned->two_sparks_need;
+		memcpy(f->plan_name, planned->plan_name, sizeof f->plan_name);
+		f->plan_name[sizeof f->plan_name - 1] = 0;
+		f->plan_how = planned->plan_how;
+		f->plan_prec = planned->plan_prec;
+		f->plan_need = planned->plan_need;
+		f->plan_need_min = planned->plan_need_min;
+		f->plan_need_q8 = planned->plan_need_q8;
+		f->plan_need_q4 = planned->plan_need_q4;
+		if (!f->weights && planned->weights) {
+			f->weights = planned->weights;
+			f->weights_src = "the planner";
+		}
 		if (!f->model && planned->model && planned->model[0])
 			f->model = planned->model; /* the log did not name it: the plan's model */
 	}
@@ -137,6 +149,28 @@ static void advise(struct sp_ladder_decision *d)
 		snprintf(d->advice, sizeof d->advice, "rung %d (%s): %s", d->next, title, d->change);
 }
 
+/* a log with no memory failure in it: no rung, the state as it was (the
+ * marks by hand are kept) */
+static void not_memory(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
+{
+	const struct sp_log_facts *m = &in->log->more;
+	d->not_memory = true;
+	d->st.tried |= in->mark;
+	d->next = 0;
+	if (m->last_error[0])
+		snprintf(d->change, sizeof d->change, "the log shows no memory failure (its last error, line %llu: %.150s): "
+			 "no rung of the OOM ladder answers it; fix that error and rerun", (unsigned long long)m->last_error_line,
+			 m->last_error);
+	else
+		snprintf(d->change, sizeof d->change, "the log shows no memory failure: no rung of the OOM ladder answers "
+			 "it; if the job did run out of memory, give the log that says so (stderr too)");
+	snprintf(d->advice, sizeof d->advice, "not a memory failure: %s", d->change);
+	/* nothing proposed for this log (the caller keeps the job's state as it
+	 * was, less the marks by hand: cmd/ladder.c) */
+	d->st.proposed = 0;
+	d->st.log_sig = in->log->sig;
+}
+
 void sp_ladder_decide(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
 {
 	sp_ladder_decide_planned(in, NULL, d);
@@ -150,6 +184,12 @@ void sp_ladder_decide_planned(const struct sp_ladder_in *in, const struct sp_job
 	what_happened(in, d);
 	d->ncomp = sp_ladder_competitors(in->s, d->comp, SP_MAX_PROCS);
 	job_facts(in, planned, d);
+	d->ray = d->facts.ray;
+	if (in->log && d->kind == SP_OOM_UNKNOWN && !d->ray) {
+		/* the log holds no memory failure: no rung answers it */
+		not_memory(in, d);
+		return;
+	}
 	rungs_tried(in, d);
 	rungs_skipped(in, d);
 	d->next = sp_ladder_next(d->st.tried | d->skipped);

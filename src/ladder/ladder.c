@@ -9,6 +9,7 @@
 #include "util/units.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -299,12 +300,15 @@ const char *sp_ladder_family_key(enum sp_job_family f)
 	case SP_FAMILY_SGLANG: return "sglang";
 	case SP_FAMILY_LLAMACPP: return "llamacpp";
 	case SP_FAMILY_TGI: return "tgi";
+	case SP_FAMILY_RAY: return "ray";
 	default: return "training";
 	}
 }
 
 static enum sp_job_family facts_family(const struct sp_job_facts *f)
 {
+	if (f->ray)
+		return SP_FAMILY_RAY;
 	return sp_ladder_family_of(f->kind, f->engine);
 }
 
@@ -325,6 +329,8 @@ const char *sp_ladder_rung_title_for(int rung, const struct sp_job_facts *f)
 			return "a smaller context first, then fewer parallel requests and loaded models, and a quantized KV cache";
 		case SP_FAMILY_TGI:
 			return "smaller prefill batches and token limits first, then a memory fraction that fits";
+		case SP_FAMILY_RAY:
+			return "Ray's memory monitor: its threshold and refresh, and fewer tasks at once";
 		default:
 			break;
 		}
@@ -451,6 +457,124 @@ void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *lo
 	f->kv_available = log->fig.kv_available;
 	f->reserved_unalloc = log->fig.reserved_unalloc;
 	f->tried = log->fig.tried;
+	f->more = &log->more;
+	f->ray = log->more.ray_oom;
+	if (log->weights_bytes) {
+		f->weights = log->weights_bytes;
+		f->weights_src = "the log";
+	}
+}
+
+static bool serving_family(enum sp_job_family fam)
+{
+	return fam != SP_FAMILY_TRAINING && fam != SP_FAMILY_RAY;
+}
+
+/* " served in bf16", " (as --plan gives it)" */
+static const char *plan_as(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	if (f->plan_prec)
+		snprintf(buf, n, " served in %s", f->plan_prec);
+	else
+		snprintf(buf, n, " (as --plan gives it)");
+	return buf;
+}
+
+uint64_t sp_ladder_min_need(const struct sp_job_facts *f, const char **why)
+{
+	static char buf[400];
+	char g1[32], g2[32], g3[32], as[48];
+	/* the weights the server itself reported are measured: they come first */
+	const bool measured = f->weights && f->weights_src && strcmp(f->weights_src, "the log") == 0;
+	if (f->plan_need_min && serving_family(facts_family(f)) && !measured) {
+		bool given = f->plan_need_min == f->plan_need;
+		snprintf(buf, sizeof buf, "the planner puts %s%s%s at %s", f->plan_name, plan_as(f, as, sizeof as),
+			 !given ? " at a 2048 context and one sequence" : "",
+			 sp_fmt_gib(g1, sizeof g1, (double)f->plan_need_min));
+		if (why)
+			*why = buf;
+		return f->plan_need_min;
+	}
+	if (f->weights && serving_family(facts_family(f))) {
+		uint64_t need = f->weights + SP_SERVER_OVERHEAD;
+		snprintf(buf, sizeof buf, "its weights (%s, as %s says) and the runtime's overhead (%s) need %s",
+			 sp_fmt_gib(g1, sizeof g1, (double)f->weights), f->weights_src ? f->weights_src : "the log",
+			 sp_fmt_gib(g2, sizeof g2, (double)SP_SERVER_OVERHEAD), sp_fmt_gib(g3, sizeof g3, (double)need));
+		if (why)
+			*why = buf;
+		return need;
+	}
+	if (why)
+		*why = NULL;
+	return 0;
+}
+
+static double down05(double x)
+{
+	return floor(x * 20 + 1e-9) / 20;
+}
+
+static double up05(double x)
+{
+	return ceil(x * 20 - 1e-9) / 20;
+}
+
+double sp_ladder_share(const struct sp_job_facts *f, char *why, size_t n)
+{
+	char g1[32], g2[32];
+	if (n)
+		why[0] = 0;
+	if (!sp_ok(f->budget_after_flush.why) || !sp_ok(f->total.why) || !f->total.v)
+		return 0;
+	const double total = (double)f->total.v;
+	double cap = down05((double)f->budget_after_flush.v / total);
+	if (cap > 0.95)
+		cap = 0.95;
+	const char *need_why;
+	uint64_t need = sp_ladder_min_need(f, &need_why);
+	double floor_share = need ? up05((double)need / total) : 0.05;
+	const struct sp_log_facts *m = f->more;
+	const int hint = m ? m->frac_hint : 0;
+	const double used = m ? m->frac_used : 0;
+	if (need && (double)need > 0.95 * total) {
+		snprintf(why, n, "no share fits: %s, more than the whole pool (%s)", need_why,
+			 sp_fmt_gib(g1, sizeof g1, total));
+		return 0;
+	}
+	if (hint < 0 && used > 0) {
+		double lower = down05(used - 0.05);
+		if (lower < floor_share) {
+			snprintf(why, n, "the server's own hint is a share below the %.2f it ran with, but %s, a share of "
+				 "at least %.2f: no lower share holds them", used, need_why ? need_why : "the weights",
+				 floor_share);
+			return 0;
+		}
+		if (lower < cap)
+			cap = lower;
+	}
+	if (cap < floor_share || cap < 0.05) {
+		if (need)
+			snprintf(why, n, "no share fits now: %s, a share of at least %.2f, and only %s is free after a "
+				 "flush (%.2f of the pool)", need_why, floor_share,
+				 sp_fmt_gib(g1, sizeof g1, (double)f->budget_after_flush.v),
+				 down05((double)f->budget_after_flush.v / total));
+		else
+			snprintf(why, n, "no share fits now: only %s is free after a flush",
+				 sp_fmt_gib(g1, sizeof g1, (double)f->budget_after_flush.v));
+		return 0;
+	}
+	if (hint > 0 && used > 0 && cap <= used) {
+		snprintf(why, n, "the server's own hint is a share above the %.2f it ran with, but only %s is free "
+			 "after a flush (%.2f of the pool)", used, sp_fmt_gib(g1, sizeof g1, (double)f->budget_after_flush.v),
+			 down05((double)f->budget_after_flush.v / total));
+		return 0;
+	}
+	if (need)
+		snprintf(why, n, "at least %.2f for what the model needs (%s)", floor_share, need_why);
+	else
+		snprintf(why, n, "the log names neither the model nor its weights: make sure they and about %s of "
+			 "runtime overhead fit in that share", sp_fmt_gib(g2, sizeof g2, (double)SP_SERVER_OVERHEAD));
+	return cap;
 }
 
 static uint64_t down_1024(uint64_t v)
@@ -497,6 +621,89 @@ static bool model_4bit(const char *m)
 	return false;
 }
 
+/* The kinds whose figure "tried" is the whole of what the job asked for (not
+ * one allocation on top of what it held): vLLM's start-up reservation,
+ * Ollama's "requires more system memory (X)". */
+static bool tried_is_whole(enum sp_oom_kind k)
+{
+	return k == SP_OOM_VLLM_STARTUP || k == SP_OOM_OLLAMA;
+}
+
+/* rung 1 (flush, rerun unchanged) refuted by the figures: "" when not */
+static void flush_refuted(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	char g1[32], g2[32], g3[32];
+	if (!sp_ok(f->budget_after_flush.why))
+		return;
+	const uint64_t after = f->budget_after_flush.v;
+	const char *gives = sp_ok(f->reclaimable.why) ? sp_fmt_gib(g1, sizeof g1, (double)f->reclaimable.v) : "what it can";
+	if (tried_is_whole(f->kind) && sp_ok(f->tried.why) && after < f->tried.v) {
+		snprintf(buf, n, "a flush gives back %s (%s free after it); the job asked for %s: rerunning it unchanged "
+			 "cannot pass", gives, sp_fmt_gib(g2, sizeof g2, (double)after),
+			 sp_fmt_gib(g3, sizeof g3, (double)f->tried.v));
+		return;
+	}
+	/* the job as the planner was given it (or served as the log names it) */
+	const char *why;
+	char plan_why[400];
+	uint64_t need = sp_ladder_min_need(f, &why);
+	if (f->plan_need) {
+		char as[48];
+		snprintf(plan_why, sizeof plan_why, "the planner puts %s%s at %s", f->plan_name, plan_as(f, as, sizeof as),
+			 sp_fmt_gib(g3, sizeof g3, (double)f->plan_need));
+		need = f->plan_need;
+		why = plan_why;
+	}
+	if (need && after < need)
+		snprintf(buf, n, "%s; a flush gives back %s (%s free after it): rerunning it unchanged cannot fit", why,
+			 gives, sp_fmt_gib(g2, sizeof g2, (double)after));
+}
+
+/* rung 2 (a server's knobs: context, sequences, KV cache, share) refuted:
+ * what the model needs is more than the whole pool */
+static void knobs_refuted(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	char g1[32];
+	const char *why;
+	uint64_t need = sp_ladder_min_need(f, &why);
+	if (!need || !sp_ok(f->total.why))
+		return;
+	if ((double)need > 0.95 * (double)f->total.v) {
+		snprintf(buf, n, "%s, more than the whole pool (%s): no context length, sequence count, KV cache or "
+			 "memory share makes the weights fit", why, sp_fmt_gib(g1, sizeof g1, (double)f->total.v));
+		return;
+	}
+	/* vLLM, SGLang and TGI reserve their share of the pool when they start,
+	 * from what is free then: a flush and stopping the suspects is all there is */
+	enum sp_job_family fam = facts_family(f);
+	if ((fam == SP_FAMILY_VLLM || fam == SP_FAMILY_SGLANG || fam == SP_FAMILY_TGI) &&
+	    sp_ok(f->budget_after_flush.why) && f->budget_after_flush.v + f->suspect_bytes < need) {
+		char g2[32], g3[32];
+		snprintf(buf, n, "%s; a flush leaves %s", why, sp_fmt_gib(g2, sizeof g2, (double)f->budget_after_flush.v));
+		if (f->suspect_bytes)
+			cat(buf, n, " and stopping the suspects would add at most %s",
+			    sp_fmt_gib(g3, sizeof g3, (double)f->suspect_bytes));
+		cat(buf, n, ": the server cannot reserve that at any setting of its knobs");
+	}
+}
+
+/* a checkpoint whose name says 8-bit weights (FP8, INT8, W8A8) */
+static bool model_8bit(const char *m)
+{
+	static const char *const marks[] = { "fp8", "int8", "w8a8", "8bit", "8-bit" };
+	if (!m)
+		return false;
+	char low[128];
+	size_t i = 0;
+	for (; m[i] && i + 1 < sizeof low; i++)
+		low[i] = (char)tolower((unsigned char)m[i]);
+	low[i] = 0;
+	for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++)
+		if (strstr(low, marks[k]))
+			return true;
+	return false;
+}
+
 void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n)
 {
 	char g[32];
@@ -511,12 +718,23 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 	else if (rung == 1 && sp_ok(f->reclaimable.why) && f->reclaimable.v < SP_FLUSH_WORTH)
 		snprintf(buf, n, "a flush would give back only %s: it costs a rerun for nothing",
 			 sp_fmt_bytes(g, sizeof g, (double)f->reclaimable.v));
+	else if (rung == 1)
+		flush_refuted(f, buf, n);
+	else if (rung == 2 && serving_family(fam))
+		knobs_refuted(f, buf, n);
 	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_LOG_METHOD_QLORA && f->kind != SP_OOM_BNB)
 		snprintf(buf, n, "the job is already QLoRA (%s): there is no lower tier",
 			 f->method_why ? f->method_why : "the log says so");
 	else if (rung == 3 && fam != SP_FAMILY_TRAINING && model_4bit(f->model))
 		snprintf(buf, n, "'%s' is already a 4-bit checkpoint: there is no lower tier that keeps its quality",
 			 f->model);
+	else if (rung == 3 && serving_family(fam) && f->plan_need_q4 && sp_ok(f->total.why) &&
+		 f->plan_need_q4 > f->total.v) {
+		char g2[32];
+		snprintf(buf, n, "even with 4-bit weights the planner puts %s at %s, more than the whole pool (%s)",
+			 f->plan_name, sp_fmt_gib(g, sizeof g, (double)f->plan_need_q4),
+			 sp_fmt_gib(g2, sizeof g2, (double)f->total.v));
+	}
 }
 
 void sp_ladder_fragmentation(const struct sp_job_facts *f, char *buf, size_t n)
@@ -551,12 +769,20 @@ static void rung1(const struct sp_job_facts *f, char *buf, size_t n)
 		cat(buf, n, ". A flush gives back about %s now: the budget goes from %s to %s",
 		    sp_fmt_gib(g1, sizeof g1, (double)f->reclaimable.v), sp_fmt_gib(g2, sizeof g2, (double)f->budget_now.v),
 		    sp_fmt_gib(g3, sizeof g3, (double)f->budget_after_flush.v));
+	if (tried_is_whole(f->kind) && sp_ok(f->tried.why) && sp_ok(f->budget_after_flush.why))
+		cat(buf, n, ", which covers the %s the job asked for", sp_fmt_gib(g1, sizeof g1, (double)f->tried.v));
+	const char *need_why;
+	if (sp_ladder_min_need(f, &need_why) && need_why)
+		cat(buf, n, " (%s)", need_why);
 	if (fam == SP_FAMILY_VLLM)
 		cat(buf, n, ". vLLM's start-up check compares the free memory it reads when its CUDA context starts "
 			    "(torch.cuda.mem_get_info) with --gpu-memory-utilization x the whole pool, before loading "
 			    "anything; on a Spark that reading leaves the page cache out, like MemFree, not MemAvailable "
 			    "(vLLM issue #48140, 0.24; releases whose UMA path reads psutil's MemAvailable, as after PR "
 			    "#35356, report more than the check uses): on unified memory a flush is often all it needs");
+	else if (fam == SP_FAMILY_RAY)
+		cat(buf, n, ". Ray's memory monitor counts the node's used memory; the page cache earlier loads left "
+			    "shares the pool the task loads into, and a flush returns it before the rerun");
 	else if (fam != SP_FAMILY_TRAINING)
 		cat(buf, n, ". A server sizes its pool from what is free when it starts, and on a Spark the page cache "
 			    "left by earlier loads shares that pool");
@@ -566,29 +792,40 @@ static void rung1(const struct sp_job_facts *f, char *buf, size_t n)
 	cat(buf, n, ". A between-runs reset, not a mid-training step");
 }
 
-/* the fraction of the whole pool a server may reserve here: what is free
- * after a flush, down to a multiple of 0.05; 0 when unknown or under 0.05 */
+/* the share of the whole pool a server may reserve here (sp_ladder_share) */
 static double fits_fraction(const struct sp_job_facts *f)
 {
-	if (!sp_ok(f->budget_after_flush.why) || !sp_ok(f->total.why) || !f->total.v)
-		return 0;
-	double frac = (double)f->budget_after_flush.v / (double)f->total.v;
-	frac = (double)(int)(frac * 20) / 20;
-	return frac >= 0.05 ? frac : 0;
+	char why[400];
+	return sp_ladder_share(f, why, sizeof why);
 }
 
-/* "--gpu-memory-utilization 0.55: ..." judged against the other holders */
+/* "--gpu-memory-utilization 0.55: ..." judged against the weights, the
+ * server's hint and the other holders */
 static void util_step(const struct sp_job_facts *f, const char *flag, char *buf, size_t n)
 {
-	char g1[32], g2[32], g3[32];
-	double frac = fits_fraction(f);
-	if (frac > 0)
+	char g1[32], g2[32], g3[32], why[400];
+	double frac = sp_ladder_share(f, why, sizeof why);
+	const struct sp_log_facts *m = f->more;
+	if (frac > 0) {
 		cat(buf, n, "%s %.2f: the server reserves that share of the whole pool (%s) when it starts; %s is "
 			    "free after a flush", flag, frac, sp_fmt_gib(g1, sizeof g1, (double)f->total.v),
 		    sp_fmt_gib(g2, sizeof g2, (double)f->budget_after_flush.v));
-	else
+		if (m && m->frac_hint && m->frac_used > 0)
+			cat(buf, n, "; %s than the %.2f it ran with, as its own hint says (line %llu: %.100s)",
+			    m->frac_hint < 0 ? "lower" : "higher", m->frac_used, (unsigned long long)m->frac_hint_line,
+			    m->frac_hint_text);
+		if (why[0])
+			cat(buf, n, "; %s", why);
+	} else if (why[0]) {
+		cat(buf, n, "%s: %s", flag, why);
+		if (m && m->frac_hint < 0 && m->frac_used > 0)
+			cat(buf, n, " (its own hint, line %llu: %.100s)", (unsigned long long)m->frac_hint_line,
+			    m->frac_hint_text);
+		cat(buf, n, "; then quantized weights or a smaller model (rungs 3 and 4)");
+	} else {
 		cat(buf, n, "a %s that fits what is free after a flush (the share of the whole pool the server reserves "
 			    "when it starts)", flag);
+	}
 	if (f->nothers)
 		cat(buf, n, ", with %d other process%s holding %s", f->nothers, f->nothers == 1 ? "" : "es",
 		    sp_fmt_gib(g3, sizeof g3, (double)f->others_bytes));
@@ -652,23 +889,66 @@ static void rung2_sglang(const struct sp_job_facts *f, char *buf, size_t n)
 {
 	uint64_t len = sp_ladder_model_len(f);
 	double frac = fits_fraction(f);
+	const struct sp_log_facts *m = f->more;
+	const bool graphs = m && (m->cuda_graph_failed || m->cuda_graph_bs_hint);
+	uint64_t bs = m && m->cuda_graph_bs_example ? m->cuda_graph_bs_example : 16;
+	int step = 1;
+	if (graphs) {
+		cat(buf, n, "(%d) --cuda-graph-max-bs %llu (%s: SGLang captures a CUDA graph for each batch size up to "
+			    "it, in the memory outside its static pool; fewer, smaller graphs need less of it%s)", step++,
+		    (unsigned long long)bs, m->cuda_graph_failed ? "the CUDA graph capture failed" : "the log names it",
+		    m->cuda_graph_bs_example ? ", the log's own example value" : "");
+		cat(buf, n, "; (%d) ", step++);
+		util_step(f, "--mem-fraction-static", buf, n);
+		cat(buf, n, "; ");
+	}
 	if (len)
-		cat(buf, n, "(1) --context-length %llu (the KV cache for one request scales with it)", (unsigned long long)len);
+		cat(buf, n, "(%d) --context-length %llu (the KV cache for one request scales with it)", step++,
+		    (unsigned long long)len);
 	else
-		cat(buf, n, "(1) a shorter --context-length (halve it: the KV cache for one request scales with it)");
-	cat(buf, n, "; (2) fewer --max-running-requests (halve it)");
+		cat(buf, n, "(%d) a shorter --context-length (halve it: the KV cache for one request scales with it)", step++);
+	cat(buf, n, "; (%d) fewer --max-running-requests (halve it)", step++);
 	if (f->phase == SP_PHASE_SERVE)
 		cat(buf, n, " and a smaller --chunked-prefill-size (e.g. 2048: it failed while serving, where the "
 			    "prefill's activations live outside the static pool)");
-	cat(buf, n, "; (3) --kv-cache-dtype fp8_e5m2 (half the KV cache's bytes per token); (4) ");
-	util_step(f, "--mem-fraction-static", buf, n);
-	if (f->phase == SP_PHASE_SERVE)
+	cat(buf, n, "; (%d) --kv-cache-dtype fp8_e5m2 (half the KV cache's bytes per token)", step++);
+	if (!graphs) {
+		cat(buf, n, "; (%d) ", step++);
+		util_step(f, "--mem-fraction-static", buf, n);
+	}
+	if (f->phase == SP_PHASE_SERVE && !(m && m->frac_hint > 0))
 		cat(buf, n, "; an OOM while serving wants a lower --mem-fraction-static (more room outside the pool)");
 	cat(buf, n, ". E.g. python -m sglang.launch_server --model-path %s", model_or(f, "MODEL"));
+	if (graphs)
+		cat(buf, n, " --cuda-graph-max-bs %llu", (unsigned long long)bs);
 	if (len)
 		cat(buf, n, " --context-length %llu", (unsigned long long)len);
 	if (frac > 0)
 		cat(buf, n, " --mem-fraction-static %.2f", frac);
+}
+
+/* Ray's memory monitor (docs/ladder.md "Ray's memory monitor") */
+static void rung2_ray(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	const struct sp_log_facts *m = f->more;
+	char g1[32], g2[32];
+	double th = m && m->ray_threshold > 0 ? m->ray_threshold : SP_RAY_THRESHOLD_DEFAULT;
+	cat(buf, n, "Ray's memory monitor (in the raylet) killed the task, not CUDA: it kills the newest task when the "
+		    "node's used memory crosses RAY_memory_usage_threshold (%.2f here%s)", th,
+	    th == SP_RAY_THRESHOLD_DEFAULT ? ", the default" : "");
+	if (m && m->ray_total)
+		cat(buf, n, "; the log says %s of %s was in use", sp_fmt_gib(g1, sizeof g1, (double)m->ray_used),
+		    sp_fmt_gib(g2, sizeof g2, (double)m->ray_total));
+	cat(buf, n, ". On a Spark the GPU's memory is that same pool, so a model load (the weights read through the "
+		    "page cache, then copied into CUDA memory, which Ray counts as used) crosses it with no leak. "
+		    "(1) start Ray with RAY_memory_usage_threshold=0.98 in its environment (ray start, or before "
+		    "ray.init), so a load's transient peak passes; (2) or RAY_memory_monitor_refresh_ms=0 to turn the "
+		    "monitor off (the kernel's OOM killer is then the only backstop); (3) fewer tasks at once (more "
+		    "num_cpus or num_gpus per task, or a smaller max_concurrency), each loading its own copy");
+	if (m && m->ray_rows)
+		cat(buf, n, ". Ray's \"Top 10 memory users\" table (%d row%s, the largest %.60s at %s) is Ray's report of "
+			    "the node, not this job's engine: stop what is not the job's", m->ray_rows,
+		    m->ray_rows == 1 ? "" : "s", m->ray_top, sp_fmt_gib(g1, sizeof g1, (double)m->ray_top_bytes));
 }
 
 static void rung2_llamacpp(const struct sp_job_facts *f, char *buf, size_t n)
@@ -723,6 +1003,7 @@ static void rung2(const struct sp_job_facts *f, char *buf, size_t n)
 	case SP_FAMILY_LLAMACPP: rung2_llamacpp(f, buf, n); return;
 	case SP_FAMILY_OLLAMA: rung2_ollama(f, buf, n); return;
 	case SP_FAMILY_TGI: rung2_tgi(f, buf, n); return;
+	case SP_FAMILY_RAY: rung2_ray(f, buf, n); return;
 	default: break;
 	}
 	if (f->phase == SP_PHASE_LOAD) {
@@ -758,20 +1039,40 @@ static void rung2(const struct sp_job_facts *f, char *buf, size_t n)
 			    "cause (lower the load-time peak instead)");
 }
 
+/* the planner's figures for quantized weights, when planned */
+static void quant_figures(const struct sp_job_facts *f, char *buf, size_t n)
+{
+	char g1[32], g2[32], g3[32];
+	if (!f->plan_need_q8 || !f->plan_need_q4)
+		return;
+	cat(buf, n, " (the planner: %s needs %s with 8-bit weights, %s with 4-bit", f->plan_name,
+	    sp_fmt_gib(g1, sizeof g1, (double)f->plan_need_q8), sp_fmt_gib(g2, sizeof g2, (double)f->plan_need_q4));
+	if (sp_ok(f->budget_after_flush.why))
+		cat(buf, n, "; %s is free after a flush", sp_fmt_gib(g3, sizeof g3, (double)f->budget_after_flush.v));
+	cat(buf, n, ")");
+}
+
 static void rung3(const struct sp_job_facts *f, char *buf, size_t n)
 {
 	const char *m = model_or(f, "MODEL");
 	switch (facts_family(f)) {
 	case SP_FAMILY_VLLM:
 	case SP_FAMILY_SGLANG:
-		cat(buf, n, "serve a quantized checkpoint of %s (FP8, NVFP4 or AWQ) instead of bf16 weights", m);
+	case SP_FAMILY_RAY:
+		if (model_8bit(f->model))
+			cat(buf, n, "serve a 4-bit checkpoint of %s (NVFP4 or AWQ) instead of its 8-bit weights", m);
+		else
+			cat(buf, n, "serve a quantized checkpoint of %s (FP8, NVFP4 or AWQ) instead of bf16 weights", m);
+		quant_figures(f, buf, n);
 		return;
 	case SP_FAMILY_TGI:
 		cat(buf, n, "serve %s quantized (--quantize fp8, or a published AWQ/GPTQ checkpoint) instead of bf16 weights", m);
+		quant_figures(f, buf, n);
 		return;
 	case SP_FAMILY_OLLAMA:
 	case SP_FAMILY_LLAMACPP:
 		cat(buf, n, "a smaller quantization of %s (e.g. q4_K_M instead of q8_0 or fp16)", m);
+		quant_figures(f, buf, n);
 		return;
 	default:
 		break;
@@ -800,8 +1101,11 @@ static void rung3(const struct sp_job_facts *f, char *buf, size_t n)
 
 static void rung4(const struct sp_job_facts *f, char *buf, size_t n)
 {
-	char g1[32];
+	char g1[32], g2[32];
 	bool serving = facts_family(f) != SP_FAMILY_TRAINING;
+	if (f->plan_need && sp_ok(f->budget_after_flush.why) && f->plan_need > f->budget_after_flush.v)
+		cat(buf, n, "the planner puts %s at %s against %s free after a flush: ", f->plan_name,
+		    sp_fmt_gib(g1, sizeof g1, (double)f->plan_need), sp_fmt_gib(g2, sizeof g2, (double)f->budget_after_flush.v));
 	if (f->smaller_model[0])
 		cat(buf, n, "a smaller model: %s instead of %s (the catalog's largest smaller model of the family that "
 			    "fits: it needs %s)", f->smaller_model, model_or(f, "this one"),

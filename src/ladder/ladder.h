@@ -52,6 +52,7 @@ const char *sp_ladder_rung_title(int rung);
 /* the kind of program that failed: the change differs */
 enum sp_job_family {
 	SP_FAMILY_TRAINING, SP_FAMILY_VLLM, SP_FAMILY_OLLAMA, SP_FAMILY_SGLANG, SP_FAMILY_LLAMACPP, SP_FAMILY_TGI,
+	SP_FAMILY_RAY, /* Ray's memory monitor killed the task: Ray's knobs, whatever ran in it */
 };
 /* From the kind alone (a serving kind names its engine; the rest: training). */
 enum sp_job_family sp_ladder_family(enum sp_oom_kind k);
@@ -59,7 +60,7 @@ enum sp_job_family sp_ladder_family(enum sp_oom_kind k);
  * decides; a generic kind (a CUDA or PyTorch OOM, a kill) in a server's log
  * is that server's failure. */
 enum sp_job_family sp_ladder_family_of(enum sp_oom_kind k, enum sp_log_engine e);
-const char *sp_ladder_family_key(enum sp_job_family f); /* "training", "vllm", "ollama", "sglang", "llamacpp", "tgi" */
+const char *sp_ladder_family_key(enum sp_job_family f); /* "training", "vllm", "ollama", "sglang", "llamacpp", "tgi", "ray" */
 
 /* A process sharing the pool, judged by its cap, not its presence. */
 #define SP_SUSPECT_RSS (4ULL << 30)
@@ -114,7 +115,31 @@ struct sp_job_facts {
 	int two_sparks;
 	const char *two_sparks_strategy; /* "fsdp" (training), "tp" (serving) */
 	uint64_t two_sparks_need;
+	/* the checks (docs/ladder.md "What the ladder checks") */
+	const struct sp_log_facts *more; /* the log's hint, share, Ray's monitor (ladder/facts.h), or NULL */
+	bool ray;                  /* Ray's memory monitor killed the task */
+	uint64_t weights;          /* the weights' bytes: the log's (weights_src "the log") or the planner's; 0 unknown */
+	const char *weights_src;
+	char plan_name[128];       /* the planner's model ("" not planned) and how it was found ("--plan", "the log's model") */
+	const char *plan_how;
+	const char *plan_prec;     /* the log's model served in: "bf16", "8-bit weights", "4-bit weights"; NULL: --plan's */
+	uint64_t plan_need;        /* the job as given (0: not planned) */
+	uint64_t plan_need_min;    /* served: the least the server's knobs make it (a 2048 context, one sequence) */
+	uint64_t plan_need_q8, plan_need_q4; /* served with 8-bit / 4-bit weights (0: not planned) */
 };
+/* What a server needs besides its weights before any KV cache: the CUDA
+ * context, the profiling pass's activations, CUDA graphs (a floor for the
+ * memory share, never advised below weights + this). */
+#define SP_SERVER_OVERHEAD (3ULL << 30)
+/* The least memory a server needs whatever its knobs: the weights it
+ * reported in the log plus SP_SERVER_OVERHEAD, else the planner's need at a
+ * 2048 context and one sequence, else the planner's weights plus the
+ * overhead; 0 unknown (and for training). */
+uint64_t sp_ladder_min_need(const struct sp_job_facts *f, const char **why);
+/* The memory share to advise (a multiple of 0.05; 0: none fits) and why, in
+ * words: what is free after a flush over the pool, never below what the
+ * weights need, and in the direction the server's own hint names. */
+double sp_ladder_share(const struct sp_job_facts *f, char *why, size_t n);
 /* Fill f from a classified log (kind, phase and the log's facts; NULL: none). */
 void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *log);
 

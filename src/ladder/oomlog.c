@@ -1215,6 +1215,8 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			tqdm_line(p, s, n);
 		return;
 	}
+	if (sp_log_facts_line(&p->more, s, n, p->lines + 1)) /* ladder/facts.c */
+		return; /* a row of Ray's table of other processes */
 
 	if (HAS(s, n, "Traceback (most recent call last)")) {
 		p->in_tb = true;

@@ -6,6 +6,7 @@
  * (loading or training steps), and the figures the message names. */
 #ifndef SP_OOMLOG_H
 #define SP_OOMLOG_H
+#include "ladder/facts.h"
 #include "probe/sample.h"
 
 #include <stdbool.h>
@@ -91,6 +92,7 @@ struct sp_oomlog {
 	uint64_t max_num_seqs;        /* vLLM: max_num_seqs where printed */
 	bool kv_negative;             /* vLLM: "Available KV cache memory: -3.41 GiB" */
 	bool vllm_v1;                 /* vLLM v1 wording (EngineCore) seen */
+	struct sp_log_facts more;     /* ladder/facts.c: the server's hint, Ray's monitor, the last error line */
 	uint64_t weights_bytes;       /* the weights' footprint the engine reported: vLLM "Model loading took X GiB",
 				       * SGLang "Load weight end ... mem usage=X GB", llama.cpp "CUDA0 model buffer size = X MiB" */
 
