@@ -316,6 +316,14 @@ static json_t *log_json(const struct sp_oomlog *log)
 	json_object_set_new(l, "max_num_seqs", count_json(log->max_num_seqs));
 	json_object_set_new(l, "kv_cache_negative", json_boolean(log->kv_negative));
 	json_object_set_new(l, "vllm_v1", json_boolean(log->vllm_v1));
+	/* the classifier's verdicts beyond the kind (oomlog.h; docs/ladder.md "The field corpus") */
+	json_object_set_new(l, "killer", log->killer ? json_string(sp_log_killer_key(log->killer)) : json_null());
+	json_object_set_new(l, "killer_threshold", json_boolean(log->killer_threshold));
+	json_object_set_new(l, "killer_limit_pct", log->killer_limit_pct > 0 ? json_real(log->killer_limit_pct) : json_null());
+	json_object_set_new(l, "not_memory", json_boolean(log->not_memory && log->kind == SP_OOM_UNKNOWN));
+	json_object_set_new(l, "not_memory_evidence", log->not_memory ? sp_json_text(log->not_memory_why) : json_null());
+	json_object_set_new(l, "weights_alloc", json_boolean(log->weights_alloc));
+	json_object_set_new(l, "fragmented", log->fragmented ? sp_json_text(log->fragmented_why) : json_null());
 	return l;
 }
 
