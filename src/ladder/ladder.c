@@ -431,6 +431,7 @@ void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *lo
 	if (!log)
 		return;
 	f->weights_alloc = log->weights_alloc;
+	f->weights_need = log->weights_need;
 	f->killer_threshold = log->killer_threshold;
 	f->fragmented = log->fragmented;
 	f->fragmented_why = log->fragmented_why[0] ? log->fragmented_why : NULL;
@@ -501,7 +502,9 @@ static bool model_4bit(const char *m)
 
 bool sp_ladder_weights_exceed(const struct sp_job_facts *f)
 {
-	return f->weights_alloc && sp_ok(f->tried.why) && sp_ok(f->total.why) && f->total.v && f->tried.v > f->total.v;
+	if (!sp_ok(f->total.why) || !f->total.v)
+		return false;
+	return (f->weights_alloc && sp_ok(f->tried.why) && f->tried.v > f->total.v) || f->weights_need > f->total.v;
 }
 
 bool sp_ladder_compact(const struct sp_job_facts *f)
@@ -520,7 +523,8 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 		snprintf(buf, n,
 			 "the weights alone (%s) are larger than the whole pool (%s): no flush, context length or batch "
 			 "makes them fit; a smaller quantization or model, or more Sparks",
-			 sp_fmt_bytes(g, sizeof g, (double)f->tried.v), sp_fmt_bytes(g2, sizeof g2, (double)f->total.v));
+			 sp_fmt_bytes(g, sizeof g, (double)(f->weights_need > f->total.v ? f->weights_need : f->tried.v)),
+			 sp_fmt_bytes(g2, sizeof g2, (double)f->total.v));
 	else if (rung == 1 && f->killer_threshold)
 		snprintf(buf, n, "a threshold someone set killed it, not the kernel running out, and that killer counts "
 			 "the page cache as free: a flush gives it nothing (its knob is named before the next rung)");

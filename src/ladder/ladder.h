@@ -100,6 +100,7 @@ struct sp_job_facts {
 	/* oomlog.h: the failed buffer held the weights; a killer's threshold, not the kernel's verdict;
 	 * a contiguous allocation failed in the log; contiguous free memory now (buddyinfo, 2 MiB blocks) */
 	bool weights_alloc, killer_threshold, fragmented;
+	uint64_t weights_need;     /* what the weights need before loading, as the log says (0: not said) */
 	const char *fragmented_why;
 	struct sp_u64 contig_free;
 	/* what else holds the pool (sp_ladder_competitors): their sum, and the suspects' */

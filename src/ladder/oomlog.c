@@ -655,7 +655,7 @@ static const char *const load_frames[] = {
 /* a server's request loop: a failure under it is while serving (whatever model code runs below) */
 static const char *const serve_frames[] = {
 	"run_engine_loop", "in engine_step", "run_busy_loop", "step_with_batch_queue", "in sample_tokens",
-	"event_loop_normal", "event_loop_overlap",
+	"event_loop_normal", "event_loop_overlap", "in exposed_step",
 };
 static const char *const step_frames[] = {
 	"training_step", "_inner_training_loop", "compute_loss", "in forward", ".backward(", "in backward",
@@ -1065,6 +1065,25 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 	 * v0 "Loading model weights took 26.4976 GB", SGLang's "mem usage=" at "Load weight end",
 	 * llama.cpp's "CUDA0 model buffer size = 18508.35 MiB" (the largest device) */
 	struct sp_u64 w;
+	/* what the weights will need, before they are loaded: Ollama's "pulling 799587243b19: 100% ▕██▏ 132 GB" (the largest layer pulled is the weights),
+	 * its estimate "memory.weights.total=\"38.9 GiB\"" */
+	if (HAS(s, n, "pulling ") && HAS(s, n, "100%")) {
+		const char *q = s + n;
+		while (q > s && q[-1] == ' ')
+			q--;
+		const char *u = q;
+		while (u > s && isalpha((unsigned char)u[-1]))
+			u--;
+		while (u > s && u[-1] == ' ')
+			u--;
+		while (u > s && (isdigit((unsigned char)u[-1]) || u[-1] == '.'))
+			u--;
+		uint64_t b;
+		if (u < q && sp_oomlog_parse_size(u, &b) && b > p->weights_need)
+			p->weights_need = b;
+	}
+	if (size_after(s, n, "memory.weights.total=\"", &w) && w.v > p->weights_need)
+		p->weights_need = w.v;
 	if (size_after(s, n, "Model loading took", &w) || size_after(s, n, "Loading model weights took", &w) ||
 	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)) ||
 	    (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes))
@@ -1163,12 +1182,29 @@ static bool strip_one_prefix(const char **sp, size_t *np, bool *vllm_prefix)
 	return s != s0;
 }
 
+static void engine_is(struct sp_oomlog *p, enum sp_log_engine e)
+{
+	/* the engine's own message names the engine (Ollama wraps llama.cpp: it stays) */
+	if (p->engine == SP_ENGINE_UNKNOWN || (p->engine == SP_ENGINE_VLLM && e == SP_ENGINE_SGLANG) ||
+	    (p->engine == SP_ENGINE_LLAMACPP && e == SP_ENGINE_OLLAMA)) {
+		p->engine = e;
+		p->engine_weak = false;
+	}
+}
+
 /* vLLM's, SGLang's and TGI's start-up failures: true when the line is one */
 static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 {
 	if (HAS(s, n, "Free memory on device") && HAS(s, n, "less than desired GPU memory utilization")) {
+		engine_is(p, SP_ENGINE_VLLM);
 		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
 			vllm_figures(p, s, n);
+	} else if (HAS(s, n, "The memory capacity is unbalanced")) {
+		/* SGLang's start-up check: "RuntimeError: The memory capacity is unbalanced. Some GPUs may be
+		 * occupied by other processes." (what each rank has free differs: another holder, or memory a
+		 * dead run still holds) */
+		engine_is(p, SP_ENGINE_SGLANG);
+		record(p, SP_OOM_SGLANG, s, n);
 	} else if (HAS(s, n, "No available memory for the cache blocks")) {
 		p->engine = p->engine == SP_ENGINE_UNKNOWN ? SP_ENGINE_VLLM : p->engine;
 		if (record(p, SP_OOM_VLLM_KV, s, n) && p->kv_negative) {
@@ -1205,6 +1241,7 @@ static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 		/* SGLang: the pool (weights plus KV cache) left no room: max_total_num_tokens <= 0 */
 		if (HAS(s, n, "profiled value -"))
 			p->kv_negative = true;
+		engine_is(p, SP_ENGINE_SGLANG);
 		if (record(p, SP_OOM_SGLANG, s, n) && p->avail_mem) {
 			p->fig.free.v = p->avail_mem;
 			p->fig.free.why = SP_OK;
@@ -1337,6 +1374,33 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 	not_memory_line(p, s, n);
 	if (serving_failure(p, s, n) || killer_line(p, s, n))
 		return;
+	/* A message wrapped over two lines by a terminal or a paste: the previous line's start
+	 * joined to this one ("Free memory on device cuda:0 (67.92/121.69 GiB) on startup is less
+	 * than" / "desired GPU memory utilization (0.7, 85.18 GiB).") */
+	if (p->prev_len && ((HAS(s, n, "desired GPU memory utilization") && !HAS(s, n, "Free memory on device")) ||
+			    (HAS(s, n, "CUDACachingAllocator") && !HAS(s, n, "INTERNAL ASSERT FAILED")))) {
+		char j[sizeof p->prev + SP_OOMLOG_WINDOW + 2];
+		size_t m = n < SP_OOMLOG_WINDOW ? n : SP_OOMLOG_WINDOW;
+		memcpy(j, p->prev, p->prev_len);
+		j[p->prev_len] = ' ';
+		memcpy(j + p->prev_len + 1, s, m);
+		j[p->prev_len + 1 + m] = 0;
+		const uint64_t *lb = line_bytes, *lg = line_bigrams;
+		size_t jl = p->prev_len + 1 + m;
+		line_bytes = line_bigrams = NULL; /* the joined text is not the line the filters were built from */
+		p->prev_len = 0;
+		failures_line(p, j, jl, false);
+		line_bytes = lb;
+		line_bigrams = lg;
+		return;
+	}
+	/* PyTorch on Tegra and other unified-memory boards: when cudaMalloc fails, the allocator's NVML
+	 * query asserts before the OOM message can be made: "RuntimeError: NVML_SUCCESS == r INTERNAL
+	 * ASSERT FAILED at \".../c10/cuda/CUDACachingAllocator.cpp\":838" (pytorch issue 185240) */
+	if (HAS(s, n, "NVML_SUCCESS == r INTERNAL ASSERT FAILED") && HAS(s, n, "CUDACachingAllocator")) {
+		record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n);
+		return;
+	}
 	if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
 	    (!indented || HAS(s, n, "Tried to allocate"))) {
 		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n))
@@ -1464,7 +1528,8 @@ static void progress_line(struct sp_oomlog *p, const char *s, size_t n)
 		mark_progress(p, SP_PHASE_SERVE, "after the server began serving");
 	} else if (HAS(s, n, "vLLM API server version") || HAS(s, n, "LLM engine (v") || HAS(s, n, "ServerArgs(") ||
 		   HAS(s, n, "text_generation_launcher: Args") || HAS(s, n, "loaded meta data") ||
-		   HAS(s, n, "starting llama server")) {
+		   HAS(s, n, "starting llama server") || HAS(s, n, "EngineCore failed to start") ||
+		   HAS(s, n, "WorkerProc failed to start") || HAS(s, n, "Engine core initialization failed")) {
 		/* a server (re)starting, or Ollama loading a model into a new runner */
 		mark_progress(p, SP_PHASE_LOAD, "while the server was starting");
 	} else if (p->progress == SP_PHASE_SERVE) {
@@ -1535,7 +1600,11 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (p->engine != before)
 		p->engine_weak = p->in_tb && (HAS(s, n, "File \"") || (n && s[0] == ' '));
 
-	if (HAS(s, n, "Traceback (most recent call last)")) {
+	const char *tbk = HAS(s, n, "Traceback (most recent call last)");
+	if (tbk) {
+		/* "ResponseError('...')Traceback (most recent call last):": the text before it is a line of its own */
+		if (tbk > s && !p->in_tb)
+			failures_line(p, s, (size_t)(tbk - s), false);
 		p->in_tb = true;
 		p->tb_frames = false;
 		p->tb_bnb = false;
@@ -1559,6 +1628,13 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 		p->in_tb = false;
 	progress_line(p, s, n);
 	facts_line(p, s, n);
+	/* the start of this line, for a message wrapped onto the next (failures_line) */
+	if (HAS(s, n, "Free memory on device") || HAS(s, n, "INTERNAL ASSERT FAILED")) {
+		p->prev_len = n < sizeof p->prev ? n : sizeof p->prev;
+		memcpy(p->prev, s, p->prev_len);
+	} else {
+		p->prev_len = 0;
+	}
 }
 
 static void end_line(struct sp_oomlog *p)
@@ -1779,6 +1855,10 @@ void sp_oomlog_finish(struct sp_oomlog *p)
 	if (p->kind == SP_OOM_UNKNOWN) {
 		p->phase = p->progress;
 		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
+		if (p->phase == SP_PHASE_UNKNOWN && p->tb_last_phase != SP_PHASE_UNKNOWN) {
+			p->phase = p->tb_last_phase;
+			snprintf(p->phase_why, sizeof p->phase_why, "%.39s in the traceback", p->tb_last_why);
+		}
 	}
 	/* llama.cpp's lines inside an Ollama log (Ollama's lines may come after them) */
 	if (p->kind == SP_OOM_LLAMACPP && p->engine == SP_ENGINE_OLLAMA)

@@ -156,6 +156,10 @@ struct sp_oomlog {
 	uint64_t params_all;          /* PEFT's "all params: N", Unsloth's "N of M" */
 	unsigned model_rank;          /* how direct the source of model[] is (a later, more direct one replaces it) */
 	uint64_t avail_mem;           /* SGLang's last "avail mem=" (bytes; 0: not said) */
+	uint64_t weights_need;        /* what the weights will need before loading: Ollama's pulled weights layer,
+				       * its memory.weights.total estimate (a loaded footprint, weights_bytes, fit) */
+	char prev[256];               /* the previous line's start, when it opened a message that wraps */
+	size_t prev_len;
 };
 
 void sp_oomlog_init(struct sp_oomlog *p);
