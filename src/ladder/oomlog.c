@@ -1282,7 +1282,7 @@ static bool killer_line(struct sp_oomlog *p, const char *s, size_t n)
 		if ((k = HAS(s, n, "memory usage threshold of")) && (v = pct_at(k + strlen("memory usage threshold of"))) > 0)
 			p->killer_limit_pct = v <= 1.0 ? v * 100.0 : v;
 		/* the task Ray killed: an actor's constructor is its start-up (a vLLM worker loading) */
-		if (p->kind == SP_OOM_RAY && (k = HAS(s, n, "name=")) && HAS(s, n, ".__init__")) {
+		if (p->kind == SP_OOM_RAY && HAS(s, n, "name=") && HAS(s, n, ".__init__")) {
 			p->phase = SP_PHASE_LOAD;
 			set_why(p->phase_why, sizeof p->phase_why, "Ray killed an actor in its __init__ (start-up)");
 		}
