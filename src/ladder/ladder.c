@@ -572,9 +572,8 @@ static void rung1(const struct sp_job_facts *f, char *buf, size_t n)
 	char g4[32];
 	if (sp_ladder_compact(f)) {
 		/* fragmentation: the driver's large allocations need contiguous memory */
-		cat(buf, n, "sync; echo 3 | sudo tee /proc/sys/vm/drop_caches; echo 1 | sudo tee "
-			    "/proc/sys/vm/compact_memory (or: sudo sparkops ladder --apply 1), then rerun the job unchanged. "
-			    "Flush and compact: ");
+		cat(buf, n, "sync; echo 3 | sudo tee /proc/sys/vm/drop_caches; echo 1 | sudo tee /proc/sys/vm/compact_memory "
+			    "(or: sudo sparkops ladder --apply 1), then rerun the job unchanged. Flush and compact: ");
 		if (f->fragmented_why)
 			cat(buf, n, "the log shows %s", f->fragmented_why);
 		else
