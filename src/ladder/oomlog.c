@@ -1389,10 +1389,13 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 		size_t jl = p->prev_len + 1 + m;
 		line_bytes = line_bigrams = NULL; /* the joined text is not the line the filters were built from */
 		p->prev_len = 0;
+		enum sp_oom_kind was = p->kind;
 		failures_line(p, j, jl, false);
 		line_bytes = lb;
 		line_bigrams = lg;
-		return;
+		if (p->kind != was)
+			return;
+		/* the join named nothing new: the line is read on its own below */
 	}
 	/* PyTorch on Tegra and other unified-memory boards: when cudaMalloc fails, the allocator's NVML
 	 * query asserts before the OOM message can be made: "RuntimeError: NVML_SUCCESS == r INTERNAL
