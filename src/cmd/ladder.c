@@ -12,6 +12,7 @@
 #include "probe/active.h"
 #include "probe/evict.h"
 #include "probe/flush.h"
+#include "probe/pool.h"
 #include "probe/probe.h"
 #include "probe/sysctl.h"
 #include "util/fileio.h"
@@ -35,11 +36,12 @@
 /* the log shows no memory failure: no rung is offered (docs/ladder.md "Exit status") */
 #define SP_EXIT_NOT_MEMORY 3
 
-/* the failure's key and words: Ray's memory monitor is its own (the
- * classifier may call its OutOfMemoryError a PyTorch one) */
+/* the failure's key and words: Ray's memory monitor is its own kind, the
+ * classifier's ray_oom_kill, also where a log's OutOfMemoryError would
+ * otherwise read as a PyTorch one */
 static const char *failure_key(const struct sp_ladder_decision *d)
 {
-	return d->ray ? "ray_memory_monitor" : sp_oom_kind_key(d->kind);
+	return d->ray ? sp_oom_kind_key(SP_OOM_RAY) : sp_oom_kind_key(d->kind);
 }
 
 static const char *failure_text(const struct sp_ladder_decision *d)
@@ -264,6 +266,13 @@ static int state_setup(struct state_ctx *c, const struct opts *o)
 /* ---- output -------------------------------------------------------------------------- */
 
 /* what the output shows: the decision and what was read and done */
+/* --apply 1's compaction (docs/ladder.md "The field corpus": fragmentation in the log or on
+ * the machine): what 2 MiB blocks held free before the flush and after the compaction */
+struct compaction {
+	int err;                       /* sp_compact_memory's: 0 done */
+	struct sp_contig before, after;
+};
+
 struct view {
 	const struct state_ctx *c;
 	const struct sp_sample *s;
@@ -272,6 +281,7 @@ struct view {
 	const struct sp_flush_result *flush; /* NULL: nothing flushed */
 	const struct sp_sample *before;      /* the reading before rung 1 was done, NULL: none done */
 	const struct sp_ladder_plan *plan;   /* --plan, or NULL */
+	const struct compaction *compact;    /* rung 1 compacted too, or NULL */
 };
 
 static json_t *u64_json(struct sp_u64 f)
@@ -339,6 +349,14 @@ static json_t *log_json(const struct sp_oomlog *log)
 	json_object_set_new(l, "max_num_seqs", count_json(log->max_num_seqs));
 	json_object_set_new(l, "kv_cache_negative", json_boolean(log->kv_negative));
 	json_object_set_new(l, "vllm_v1", json_boolean(log->vllm_v1));
+	/* the classifier's verdicts beyond the kind (oomlog.h; docs/ladder.md "The field corpus") */
+	json_object_set_new(l, "killer", log->killer ? json_string(sp_log_killer_key(log->killer)) : json_null());
+	json_object_set_new(l, "killer_threshold", json_boolean(log->killer_threshold));
+	json_object_set_new(l, "killer_limit_pct", log->killer_limit_pct > 0 ? json_real(log->killer_limit_pct) : json_null());
+	json_object_set_new(l, "not_memory", json_boolean(log->not_memory && log->kind == SP_OOM_UNKNOWN));
+	json_object_set_new(l, "not_memory_evidence", log->not_memory ? sp_json_text(log->not_memory_why) : json_null());
+	json_object_set_new(l, "weights_alloc", json_boolean(log->weights_alloc));
+	json_object_set_new(l, "fragmented", log->fragmented ? sp_json_text(log->fragmented_why) : json_null());
 	return l;
 }
 
@@ -465,6 +483,17 @@ static void ladder_json(json_t *root, const struct sp_ladder_decision *d)
 	json_object_set_new(root, "advice", sp_json_text(d->advice));
 }
 
+static void compact_json(json_t *root, const struct compaction *k)
+{
+	if (!k)
+		return;
+	json_object_set_new(root, "compacted", json_boolean(k->err == 0));
+	json_object_set_new(root, "contiguous_before_bytes",
+			    k->before.why == SP_OK ? json_integer((json_int_t)k->before.free_2mib) : json_null());
+	json_object_set_new(root, "contiguous_after_bytes",
+			    k->after.why == SP_OK ? json_integer((json_int_t)k->after.free_2mib) : json_null());
+}
+
 static void flush_json(json_t *root, const struct sp_flush_result *f)
 {
 	if (!f)
@@ -503,6 +532,7 @@ static int print_json(const struct view *v)
 	json_object_set_new(root, "concurrent", competitors_json(d));
 	ladder_json(root, d);
 	flush_json(root, v->flush);
+	compact_json(root, v->compact);
 	json_object_set_new(root, "plan", v->plan ? sp_ladder_plan_json(v->plan) : json_null());
 	return dump_json(root);
 }
@@ -659,6 +689,17 @@ static void print_human(const struct view *v)
 	printf("%ssparkops ladder%s  job '%s'\n\n", y.bold, y.off, v->c->job);
 	if (v->flush)
 		print_flushed(&y, v->flush);
+	if (v->compact) {
+		char g1[32], g2[32];
+		if (v->compact->err)
+			printf("%sCOMPACT%s  echo 1 > compact_memory failed: %s\n", y.bold, y.off, strerror(-v->compact->err));
+		else
+			printf("%sCOMPACTED%s echo 1 > compact_memory: free in blocks of 2 MiB or more %s before the flush, "
+			       "%s after\n",
+			       y.bold, y.off,
+			       v->compact->before.why == SP_OK ? sp_fmt_bytes(g1, sizeof g1, (double)v->compact->before.free_2mib) : "unknown",
+			       v->compact->after.why == SP_OK ? sp_fmt_bytes(g2, sizeof g2, (double)v->compact->after.free_2mib) : "unknown");
+	}
 	print_failure(v);
 	print_live(&y, v);
 	print_ladder(&y, v);
@@ -881,11 +922,22 @@ int cmd_ladder(int argc, char **argv)
 			return rc;
 		in.flushed = true;
 	}
+	static struct compaction comp;
+	bool compacted = false;
+	if (in.flushed && av != SP_APPLY_EVICT &&
+	    ((o.log && log.fragmented) || (s.contig.why == SP_OK && s.contig.free_2mib < SP_CONTIG_LOW))) {
+		/* fragmentation (the log's or the machine's): rung 1 compacts after the flush */
+		comp.before = s.contig;
+		comp.err = sp_compact_memory();
+		compacted = true;
+	}
 	if (in.flushed) {
 		/* what is shown and decided from is read after the flush */
 		before = s;
 		reread(&s);
 	}
+	if (compacted)
+		comp.after = s.contig;
 	rc = decide_and_plan(&o, &in, &d, &lp);
 	if (rc)
 		return rc;
@@ -895,7 +947,7 @@ int cmd_ladder(int argc, char **argv)
 		c.st = d.st;
 	state_save(&c);
 	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL,
-				in.flushed ? &before : NULL, o.plan ? &lp : NULL };
+				in.flushed ? &before : NULL, o.plan ? &lp : NULL, compacted ? &comp : NULL };
 	if (o.json)
 		print_json(&v);
 	else

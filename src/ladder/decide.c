@@ -60,6 +60,8 @@ static void job_facts(const struct sp_ladder_in *in, const struct sp_job_facts *
 	f->budget_after_flush = s->budget.after_flush;
 	f->total.why = s->mem.why;
 	f->total.v = s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0;
+	f->contig_free.why = s->contig.why;
+	f->contig_free.v = s->contig.why == SP_OK ? s->contig.free_2mib : 0;
 	for (int i = 0; i < d->ncomp; i++) {
 		f->nothers++;
 		f->others_bytes += d->comp[i].holds_bytes;
@@ -127,7 +129,7 @@ static void rungs_tried(const struct sp_ladder_in *in, struct sp_ladder_decision
 		st->tried |= 1u << 1;
 }
 
-static void advise(struct sp_ladder_decision *d)
+static void advise(const struct sp_ladder_in *in, struct sp_ladder_decision *d)
 {
 	const char *title = sp_ladder_rung_title_for(d->next, &d->facts);
 	for (int i = 0; i < d->ncomp; i++)
@@ -137,6 +139,13 @@ static void advise(struct sp_ladder_decision *d)
 	if (d->fragmentation[0])
 		snprintf(d->before + strlen(d->before), sizeof d->before - strlen(d->before), "%s%s",
 			 d->before[0] ? "; " : "", d->fragmentation);
+	if (in->log && d->facts.killer_threshold) {
+		char knob[640];
+		sp_oomlog_killer_knob(in->log, knob, sizeof knob);
+		if (knob[0])
+			snprintf(d->before + strlen(d->before), sizeof d->before - strlen(d->before), "%s%s",
+				 d->before[0] ? "; " : "", knob);
+	}
 	if (!d->next)
 		snprintf(d->advice, sizeof d->advice, "%s", d->change);
 	else if (d->before[0] && d->next >= 2)
@@ -195,7 +204,7 @@ void sp_ladder_decide_planned(const struct sp_ladder_in *in, const struct sp_job
 	d->next = sp_ladder_next(d->st.tried | d->skipped);
 	sp_ladder_change(d->next, &d->facts, d->change, sizeof d->change);
 	sp_ladder_fragmentation(&d->facts, d->fragmentation, sizeof d->fragmentation);
-	advise(d);
+	advise(in, d);
 	d->st.proposed = d->next;
 	if (in->log)
 		d->st.log_sig = in->log->sig;

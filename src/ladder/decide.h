@@ -54,7 +54,7 @@ struct sp_ladder_decision {
 	struct sp_job_facts facts;    /* for the change of any rung */
 	bool not_memory;              /* the log holds no memory failure: no rung (ladder exits 3); st proposes
 				       * nothing, and the caller keeps the job's state as it was (marks added) */
-	bool ray;                     /* Ray's memory monitor killed the task (failure "ray_memory_monitor") */
+	bool ray;                     /* Ray's memory monitor killed the task (failure "ray_oom_kill") */
 	/* what next */
 	int counted_tried;            /* the rung proposed last time, counted as tried: the job failed again */
 	int next;                     /* 0: every rung tried (or skipped) */

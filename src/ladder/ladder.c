@@ -436,8 +436,14 @@ void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *lo
 {
 	const struct sp_u64 miss = { 0, SP_MISSING };
 	f->kv_needed = f->kv_available = f->reserved_unalloc = f->tried = miss;
+	f->contig_free = miss;
 	if (!log)
 		return;
+	f->weights_alloc = log->weights_alloc;
+	f->weights_need = log->weights_need;
+	f->killer_threshold = log->killer_threshold;
+	f->fragmented = log->fragmented;
+	f->fragmented_why = log->fragmented_why[0] ? log->fragmented_why : NULL;
 	f->kind = log->kind;
 	f->phase = log->phase;
 	f->engine = log->engine;
@@ -458,7 +464,7 @@ void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *lo
 	f->reserved_unalloc = log->fig.reserved_unalloc;
 	f->tried = log->fig.tried;
 	f->more = &log->more;
-	f->ray = log->more.ray_oom;
+	f->ray = log->more.ray_oom || log->kind == SP_OOM_RAY; /* the facts' reading or the classifier's kind */
 	if (log->weights_bytes) {
 		f->weights = log->weights_bytes;
 		f->weights_src = "the log";
@@ -704,14 +710,35 @@ static bool model_8bit(const char *m)
 	return false;
 }
 
+bool sp_ladder_weights_exceed(const struct sp_job_facts *f)
+{
+	if (!sp_ok(f->total.why) || !f->total.v)
+		return false;
+	return (f->weights_alloc && sp_ok(f->tried.why) && f->tried.v > f->total.v) || f->weights_need > f->total.v;
+}
+
+bool sp_ladder_compact(const struct sp_job_facts *f)
+{
+	return f->fragmented || (sp_ok(f->contig_free.why) && f->contig_free.v < SP_CONTIG_LOW);
+}
+
 void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n)
 {
-	char g[32];
+	char g[32], g2[32];
 	if (!n)
 		return;
 	buf[0] = 0;
 	enum sp_job_family fam = facts_family(f);
-	if (rung == 1 && f->kind == SP_OOM_VLLM_KV)
+	if ((rung == 1 || rung == 2) && sp_ladder_weights_exceed(f))
+		snprintf(buf, n,
+			 "the weights alone (%s) are larger than the whole pool (%s): no flush, context length or batch "
+			 "makes them fit; a smaller quantization or model, or more Sparks",
+			 sp_fmt_bytes(g, sizeof g, (double)(f->weights_need > f->total.v ? f->weights_need : f->tried.v)),
+			 sp_fmt_bytes(g2, sizeof g2, (double)f->total.v));
+	else if (rung == 1 && f->killer_threshold)
+		snprintf(buf, n, "a threshold someone set killed it, not the kernel running out, and that killer counts "
+			 "the page cache as free: a flush gives it nothing (its knob is named before the next rung)");
+	else if (rung == 1 && f->kind == SP_OOM_VLLM_KV)
 		snprintf(buf, n, "vLLM sized its KV cache as --gpu-memory-utilization x the pool less what the model "
 			 "took after start-up; the page cache already there at start-up is not in that sum, so a flush "
 			 "does not make the KV cache larger");
@@ -730,7 +757,6 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 			 f->model);
 	else if (rung == 3 && serving_family(fam) && f->plan_need_q4 && sp_ok(f->total.why) &&
 		 f->plan_need_q4 > f->total.v) {
-		char g2[32];
 		snprintf(buf, n, "even with 4-bit weights the planner puts %s at %s, more than the whole pool (%s)",
 			 f->plan_name, sp_fmt_gib(g, sizeof g, (double)f->plan_need_q4),
 			 sp_fmt_gib(g2, sizeof g2, (double)f->total.v));
@@ -763,8 +789,21 @@ static void rung1(const struct sp_job_facts *f, char *buf, size_t n)
 {
 	char g1[32], g2[32], g3[32];
 	enum sp_job_family fam = facts_family(f);
-	cat(buf, n, "sync; echo 3 | sudo tee /proc/sys/vm/drop_caches (or: sudo sparkops ladder --apply 1), "
-		    "then rerun the job unchanged");
+	char g4[32];
+	if (sp_ladder_compact(f)) {
+		/* fragmentation: the driver's large allocations need contiguous memory */
+		cat(buf, n, "sync; echo 3 | sudo tee /proc/sys/vm/drop_caches; echo 1 | sudo tee /proc/sys/vm/compact_memory "
+			    "(or: sudo sparkops ladder --apply 1), then rerun the job unchanged. Flush and compact: ");
+		if (f->fragmented_why)
+			cat(buf, n, "the log shows %s", f->fragmented_why);
+		else
+			cat(buf, n, "only %s is free in blocks of 2 MiB or more", sp_fmt_bytes(g4, sizeof g4, (double)f->contig_free.v));
+		cat(buf, n, ", and the GPU driver's large allocations (NV_ERR_NO_MEMORY) need contiguous memory, "
+			    "which a flush alone does not make");
+	} else {
+		cat(buf, n, "sync; echo 3 | sudo tee /proc/sys/vm/drop_caches (or: sudo sparkops ladder --apply 1), "
+			    "then rerun the job unchanged");
+	}
 	if (sp_ok(f->reclaimable.why) && sp_ok(f->budget_now.why) && sp_ok(f->budget_after_flush.why))
 		cat(buf, n, ". A flush gives back about %s now: the budget goes from %s to %s",
 		    sp_fmt_gib(g1, sizeof g1, (double)f->reclaimable.v), sp_fmt_gib(g2, sizeof g2, (double)f->budget_now.v),

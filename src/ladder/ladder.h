@@ -101,6 +101,12 @@ struct sp_job_facts {
 	uint64_t max_model_len, est_max_model_len, max_num_seqs;
 	bool kv_negative, vllm_v1;
 	struct sp_u64 kv_needed, kv_available, reserved_unalloc, tried;
+	/* oomlog.h: the failed buffer held the weights; a killer's threshold, not the kernel's verdict;
+	 * a contiguous allocation failed in the log; contiguous free memory now (buddyinfo, 2 MiB blocks) */
+	bool weights_alloc, killer_threshold, fragmented;
+	uint64_t weights_need;     /* what the weights need before loading, as the log says (0: not said) */
+	const char *fragmented_why;
+	struct sp_u64 contig_free;
 	/* what else holds the pool (sp_ladder_competitors): their sum, and the suspects' */
 	uint64_t others_bytes, suspect_bytes;
 	int nothers, nsuspects;
@@ -147,6 +153,12 @@ void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *lo
  * flush gives back under SP_FLUSH_WORTH; rung 3 when the job is already at
  * the lowest tier (QLoRA, or a 4-bit model served). */
 void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, size_t n);
+/* The failed allocation held the weights and is larger than the whole pool (rungs 1 and 2 skipped). */
+bool sp_ladder_weights_exceed(const struct sp_job_facts *f);
+/* Rung 1 compacts as well as flushes: the log shows a contiguous allocation
+ * failing, or the machine has under SP_CONTIG_LOW free in 2 MiB blocks. */
+#define SP_CONTIG_LOW (1ULL << 30)
+bool sp_ladder_compact(const struct sp_job_facts *f);
 /* The fragmentation advice for the log's figures, "" when it does not apply. */
 void sp_ladder_fragmentation(const struct sp_job_facts *f, char *buf, size_t n);
 /* The --max-model-len to use: the log's estimate rounded down to a multiple

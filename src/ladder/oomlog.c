@@ -12,7 +12,8 @@
 #include <string.h>
 
 static const char *const kind_keys[SP_OOM_KIND_N] = {
-	"unknown", "sigkill", "cuda_error_oom", "kernel_oom_kill", "driver_no_memory",
+	"unknown", "sigkill", "cuda_error_oom", "earlyoom_kill", "oomd_kill", "ray_oom_kill",
+	"kernel_oom_kill", "container_oom_kill", "driver_no_memory",
 	"ollama_memory", "cpu_alloc_failed", "torch_cuda_oom", "bitsandbytes_oom", "vllm_startup_memory",
 	"llamacpp_memory", "tgi_memory", "sglang_memory", "vllm_kv_cache",
 };
@@ -20,7 +21,11 @@ static const char *const kind_texts[SP_OOM_KIND_N] = {
 	"no memory failure recognised in the log",
 	"the process was killed with SIGKILL and said nothing else (the usual sign of an OOM kill)",
 	"CUDA error: out of memory",
+	"earlyoom killed the process: MemAvailable fell to the floor it was given (-m), not the kernel's verdict",
+	"systemd-oomd killed the unit: its memory pressure (PSI) or swap went over the limit set for its slice",
+	"Ray's memory monitor killed the worker: the node's memory use went over RAY_memory_usage_threshold",
 	"the kernel OOM killer ended a process",
+	"the container was OOMKilled: it reached the memory limit set for it (Docker --memory, Kubernetes limits.memory)",
 	"the NVIDIA driver ran out of memory (NV_ERR_NO_MEMORY)",
 	"Ollama / llama.cpp could not get the memory for the model",
 	"PyTorch's CPU allocator could not allocate memory",
@@ -72,6 +77,64 @@ const char *sp_log_engine_key(enum sp_log_engine e)
 	case SP_ENGINE_OLLAMA: return "ollama";
 	case SP_ENGINE_TGI: return "tgi";
 	default: return "unknown";
+	}
+}
+
+const char *sp_log_killer_key(enum sp_log_killer k)
+{
+	switch (k) {
+	case SP_KILLER_KERNEL: return "kernel";
+	case SP_KILLER_EARLYOOM: return "earlyoom";
+	case SP_KILLER_OOMD: return "systemd-oomd";
+	case SP_KILLER_RAY: return "ray";
+	case SP_KILLER_CONTAINER: return "container";
+	default: return "none";
+	}
+}
+
+void sp_oomlog_killer_knob(const struct sp_oomlog *p, char *buf, size_t n)
+{
+	char lim[48] = "";
+	if (!n)
+		return;
+	buf[0] = 0;
+	if (p->killer_limit_pct > 0)
+		snprintf(lim, sizeof lim, " (this one was %.4g%%)", p->killer_limit_pct);
+	switch (p->killer) {
+	case SP_KILLER_EARLYOOM:
+		snprintf(buf, n,
+			 "earlyoom, not the kernel, killed it: it kills when MemAvailable falls to its -m floor%s. "
+			 "MemAvailable already counts the page cache as free, so a flush gives it nothing; lower the "
+			 "floor (-m in EARLYOOM_ARGS, /etc/default/earlyoom) only if the rest of the machine can spare "
+			 "it, or exempt the job (--avoid / --prefer), else make the job smaller",
+			 lim);
+		break;
+	case SP_KILLER_OOMD:
+		snprintf(buf, n,
+			 "systemd-oomd, not the kernel, killed it: its slice went over the memory pressure limit%s "
+			 "(ManagedOOMMemoryPressureLimit=, or oomd's swap limit). Pressure is reclaim stalls, which a "
+			 "flush does not remove; raise the slice's limit or run the job in its own slice "
+			 "(systemd-run --user --scope -p ManagedOOMMemoryPressure=auto), else make the job smaller",
+			 lim);
+		break;
+	case SP_KILLER_RAY:
+		snprintf(buf, n,
+			 "Ray's memory monitor, not the kernel, killed the worker: the node's use went over "
+			 "RAY_memory_usage_threshold%s. Ray reads used memory without the page cache, so a flush gives "
+			 "it nothing; on a Spark, where the GPU's allocations are that same memory, raise "
+			 "RAY_memory_usage_threshold (e.g. 0.98) or set RAY_memory_monitor_refresh_ms=0 when Ray starts, "
+			 "else make the job smaller",
+			 lim);
+		break;
+	case SP_KILLER_CONTAINER:
+		snprintf(buf, n,
+			 "the container's own memory limit killed it (OOMKilled), not the machine running out: the "
+			 "cgroup reclaims its page cache before it kills, so a flush gives it nothing; raise the limit "
+			 "(docker run --memory, compose mem_limit, Kubernetes resources.limits.memory) to what the job "
+			 "needs, else make the job smaller");
+		break;
+	default:
+		break;
 	}
 }
 
@@ -451,7 +514,7 @@ static void torch_figures(struct sp_oomlog *p, const char *s, size_t n)
 	(void)size_after(s, n, "Tried to allocate", &f.tried);
 	/* PyTorch >= 2.1: "GPU 0 has a total capacity of 119.70 GiB of which 1.23 GiB is free.
 	 * ... and 8.30 GiB is reserved by PyTorch but unallocated." */
-	if (size_after(s, n, "total capacity of", &f.total)) {
+	if (size_after(s, n, "total capacity of", &f.total) || size_after(s, n, "total capacty of", &f.total)) {
 		(void)size_after(s, n, "of which", &f.free);
 		uint64_t b;
 		if (size_before(s, n, "is reserved by PyTorch but unallocated", &b)) {
@@ -585,6 +648,14 @@ static void mark_progress(struct sp_oomlog *p, enum sp_oom_phase ph, const char 
 static const char *const load_frames[] = {
 	"from_pretrained", "_load_pretrained_model", "load_state_dict", "_load_state_dict_into",
 	"load_checkpoint", "safetensors", "load_model", "load_weights", "model_loader", "load_sharded_checkpoint",
+	"in quantize_4bit", "in create_quantized_param", "in init_cuda_graphs", "in capture_model", "in profile_run",
+	"in determine_num_available_blocks", "in determine_available_memory", "in _initialize_kv_caches",
+	"in initialize_kv_cache",
+};
+/* a server's request loop: a failure under it is while serving (whatever model code runs below) */
+static const char *const serve_frames[] = {
+	"run_engine_loop", "in engine_step", "run_busy_loop", "step_with_batch_queue", "in sample_tokens",
+	"event_loop_normal", "event_loop_overlap", "in exposed_step",
 };
 static const char *const step_frames[] = {
 	"training_step", "_inner_training_loop", "compute_loss", "in forward", ".backward(", "in backward",
@@ -595,15 +666,30 @@ static const char *const bnb_frames[] = {
 	"bitsandbytes", "dequantize", "quantize_4bit", "Linear4bit", "MatMul4Bit", "Params4bit",
 };
 
+static void tb_phase_set(struct sp_oomlog *p, enum sp_oom_phase ph, const char *why)
+{
+	p->tb_phase = ph;
+	set_why(p->tb_why, sizeof p->tb_why, why);
+	p->tb_last_phase = ph;
+	set_why(p->tb_last_why, sizeof p->tb_last_why, why);
+}
+
 static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
 {
 	for (size_t i = 0; i < sizeof bnb_frames / sizeof bnb_frames[0]; i++)
 		if (has(s, n, bnb_frames[i]))
 			p->tb_bnb = true;
+	/* under a server's request loop every frame below is serving */
+	if (p->tb_phase == SP_PHASE_SERVE)
+		return;
+	for (size_t i = 0; i < sizeof serve_frames / sizeof serve_frames[0]; i++)
+		if (has(s, n, serve_frames[i])) {
+			tb_phase_set(p, SP_PHASE_SERVE, serve_frames[i]);
+			return;
+		}
 	for (size_t i = 0; i < sizeof load_frames / sizeof load_frames[0]; i++)
 		if (has(s, n, load_frames[i])) {
-			p->tb_phase = SP_PHASE_LOAD;
-			set_why(p->tb_why, sizeof p->tb_why, load_frames[i]);
+			tb_phase_set(p, SP_PHASE_LOAD, load_frames[i]);
 			return;
 		}
 	for (size_t i = 0; i < sizeof step_frames / sizeof step_frames[0]; i++)
@@ -612,14 +698,11 @@ static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
 			 * when nothing said load */
 			if (strcmp(step_frames[i], "in _call_impl") == 0)
 				continue;
-			p->tb_phase = SP_PHASE_STEP;
-			set_why(p->tb_why, sizeof p->tb_why, step_frames[i]);
+			tb_phase_set(p, SP_PHASE_STEP, step_frames[i]);
 			return;
 		}
-	if (ends_with(s, n, "in step")) {
-		p->tb_phase = SP_PHASE_STEP;
-		set_why(p->tb_why, sizeof p->tb_why, "optimizer step");
-	}
+	if (ends_with(s, n, "in step"))
+		tb_phase_set(p, SP_PHASE_STEP, "optimizer step");
 }
 
 /* tqdm's "%|" (the first), without the needle machinery: the hot path of a long log */
@@ -833,11 +916,17 @@ static void engine_line(struct sp_oomlog *p, const char *s, size_t n)
 	else if (HAS(s, n, "text_generation_") || HAS(s, n, "text-generation-launcher"))
 		e = SP_ENGINE_TGI;
 	else if (HAS(s, n, "vLLM API server") || HAS(s, n, "LLM engine") || HAS(s, n, "EngineCore") ||
-		 HAS(s, n, "vllm.entrypoints") || HAS(s, n, "vllm serve") || HAS(s, n, "/vllm/"))
+		 HAS(s, n, "vllm.entrypoints") || HAS(s, n, "vllm serve") || HAS(s, n, "/vllm/") ||
+		 HAS(s, n, "VLLM::") || HAS(s, n, "VllmWorker") || HAS(s, n, "RayWorkerVllm") ||
+		 HAS(s, n, "RayWorkerWrapper") || HAS(s, n, "vllm.engine") || HAS(s, n, "vllm.v1") ||
+		 HAS(s, n, "vllm.executor") || HAS(s, n, "vllm.worker"))
+		/* module paths (vllm/engine/, vllm/v1/, vllm/worker/), process names (EngineCore_DP0,
+		 * VLLM::Worker_TP0, VllmWorkerProcess, (RayWorkerWrapper pid=...)) */
 		e = SP_ENGINE_VLLM;
 	else if (HAS(s, n, "ggml_") || HAS(s, n, "llama_model_load") || HAS(s, n, "llm_load_") ||
 		 HAS(s, n, "llama_new_context") || HAS(s, n, "llama_context") || HAS(s, n, "llama_init_from") ||
-		 HAS(s, n, "llama_kv_cache") || HAS(s, n, "llama-server"))
+		 HAS(s, n, "llama_kv_cache") || HAS(s, n, "llama-server") || HAS(s, n, "load_tensors:") ||
+		 HAS(s, n, "alloc_tensor_range"))
 		e = SP_ENGINE_LLAMACPP;
 	if (e == SP_ENGINE_UNKNOWN)
 		return;
@@ -853,6 +942,24 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 {
 	const char *k, *end = s + n;
 	uint64_t v;
+	/* the buffer that failed holds the weights: llama.cpp's "alloc_tensor_range: failed to allocate
+	 * CUDA0 buffer of size N" and "llama_model_load: error loading model: unable to allocate CUDA0 buffer"
+	 * (the model's tensors), not its KV cache or compute graph */
+	if ((HAS(s, n, "alloc_tensor_range") && HAS(s, n, "failed to allocate")) ||
+	    (HAS(s, n, "error loading model") && HAS(s, n, "unable to allocate")))
+		p->weights_alloc = true;
+	/* a contiguous allocation failed: the memory is there but not in one piece ("cma_alloc: ... alloc
+	 * failed", a physically addressed DMA buffer, the kernel's "page allocation failure: order:9") */
+	if (!p->fragmented) {
+		if (HAS(s, n, "cma_alloc") && HAS(s, n, "failed"))
+			set_why(p->fragmented_why, sizeof p->fragmented_why, "a CMA (contiguous) allocation failed");
+		else if (HAS(s, n, "PHYSICALLY_ADDRESSED") && HAS(s, n, "FAILED"))
+			set_why(p->fragmented_why, sizeof p->fragmented_why, "a physically contiguous DMA buffer failed");
+		else if ((k = HAS(s, n, "page allocation failure: order:")) && isdigit((unsigned char)k[31]) &&
+			 (k[31] != '0' || isdigit((unsigned char)k[32])))
+			set_why(p->fragmented_why, sizeof p->fragmented_why, "a higher-order page allocation failed");
+		p->fragmented = p->fragmented_why[0] != 0;
+	}
 	/* PEFT: "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622" */
 	if ((v = count_after(s, n, "trainable params:"))) {
 		p->params_trainable = v;
@@ -958,6 +1065,25 @@ static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
 	 * v0 "Loading model weights took 26.4976 GB", SGLang's "mem usage=" at "Load weight end",
 	 * llama.cpp's "CUDA0 model buffer size = 18508.35 MiB" (the largest device) */
 	struct sp_u64 w;
+	/* what the weights will need, before they are loaded: Ollama's "pulling 799587243b19: 100% ▕██▏ 132 GB" (the largest layer pulled is the weights),
+	 * its estimate "memory.weights.total=\"38.9 GiB\"" */
+	if (HAS(s, n, "pulling ") && HAS(s, n, "100%")) {
+		const char *q = s + n;
+		while (q > s && q[-1] == ' ')
+			q--;
+		const char *u = q;
+		while (u > s && isalpha((unsigned char)u[-1]))
+			u--;
+		while (u > s && u[-1] == ' ')
+			u--;
+		while (u > s && (isdigit((unsigned char)u[-1]) || u[-1] == '.'))
+			u--;
+		uint64_t b;
+		if (u < q && sp_oomlog_parse_size(u, &b) && b > p->weights_need)
+			p->weights_need = b;
+	}
+	if (size_after(s, n, "memory.weights.total=\"", &w) && w.v > p->weights_need)
+		p->weights_need = w.v;
 	if (size_after(s, n, "Model loading took", &w) || size_after(s, n, "Loading model weights took", &w) ||
 	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)) ||
 	    (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes))
@@ -976,12 +1102,47 @@ static bool vllm_negative_kv(const char *s, size_t n)
 	return *k == '-' && isdigit((unsigned char)k[1]);
 }
 
-/* The prefixes a line may carry before its text: a rank tag, vLLM's process
- * tag, vLLM's level and time. */
-static void strip_prefixes(const char **sp, size_t *np)
+/* The prefixes a line may carry before its text, in any order and stacked:
+ * a rank tag, a dmesg or CI time, a line number, Docker Compose's service
+ * column ("vllm-1  | "), a pager's box rule ("│ "), vLLM's process tag,
+ * vLLM's level and time. True when vLLM's logger prefix was among them. */
+static bool strip_one_prefix(const char **sp, size_t *np, bool *vllm_prefix);
+
+static bool strip_prefixes(const char **sp, size_t *np)
+{
+	bool vllm_prefix = false;
+	for (int i = 0; i < 6 && strip_one_prefix(sp, np, &vllm_prefix); i++)
+		;
+	return vllm_prefix;
+}
+
+/* one prefix off the front: true when one was */
+static bool strip_one_prefix(const char **sp, size_t *np, bool *vllm_prefix)
 {
 	const char *s = *sp;
 	size_t n = *np;
+	const char *s0 = s;
+	/* a box rule a pager or a dashboard drew: "│ " (U+2502) */
+	if (n >= 4 && (unsigned char)s[0] == 0xe2 && (unsigned char)s[1] == 0x94 && (unsigned char)s[2] == 0x82 &&
+	    s[3] == ' ') {
+		*sp = s + 4;
+		*np = n - 4;
+		return true;
+	}
+	/* Docker Compose's service column: "vllm-1  | ", "ollama_1 | " (a name, spaces, a bar) */
+	if (n > 4 && isalnum((unsigned char)s[0])) {
+		size_t w = 0;
+		while (w < n && w < 48 && (isalnum((unsigned char)s[w]) || s[w] == '-' || s[w] == '_' || s[w] == '.'))
+			w++;
+		size_t b = w;
+		while (b < n && s[b] == ' ')
+			b++;
+		if (b > w && b + 1 < n && s[b] == '|' && s[b + 1] == ' ' && w > 1 && isdigit((unsigned char)s[w - 1])) {
+			*sp = s + b + 2;
+			*np = n - b - 2;
+			return true;
+		}
+	}
 	/* drop a "[rank0]:" / "[default0]:" / "[ 1234.5678]" prefix */
 	if (n > 2 && s[0] == '[') {
 		const char *e = memchr(s, ']', n < 24 ? n : 24);
@@ -993,7 +1154,7 @@ static void strip_prefixes(const char **sp, size_t *np)
 			s = e;
 		}
 	}
-	/* vLLM's process tag "(EngineCore_DP0 pid=563) " */
+	/* vLLM's process tag "(EngineCore_DP0 pid=563) ", "(VllmWorker rank=4 pid=555) " */
 	if (n > 8 && s[0] == '(') {
 		const char *e = memchr(s, ')', n < 48 ? n : 48);
 		if (e && (size_t)(e - s) + 1 < n && e[1] == ' ' && memmem(s, (size_t)(e - s), "pid=", 4)) {
@@ -1012,19 +1173,38 @@ static void strip_prefixes(const char **sp, size_t *np)
 			if (e) {
 				n -= (size_t)(e + 2 - s);
 				s = e + 2;
+				*vllm_prefix = true; /* vLLM's logger: "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] " */
 			}
 		}
 	}
 	*sp = s;
 	*np = n;
+	return s != s0;
+}
+
+static void engine_is(struct sp_oomlog *p, enum sp_log_engine e)
+{
+	/* the engine's own message names the engine (Ollama wraps llama.cpp: it stays) */
+	if (p->engine == SP_ENGINE_UNKNOWN || (p->engine == SP_ENGINE_VLLM && e == SP_ENGINE_SGLANG) ||
+	    (p->engine == SP_ENGINE_LLAMACPP && e == SP_ENGINE_OLLAMA)) {
+		p->engine = e;
+		p->engine_weak = false;
+	}
 }
 
 /* vLLM's, SGLang's and TGI's start-up failures: true when the line is one */
 static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 {
 	if (HAS(s, n, "Free memory on device") && HAS(s, n, "less than desired GPU memory utilization")) {
+		engine_is(p, SP_ENGINE_VLLM);
 		if (record(p, SP_OOM_VLLM_STARTUP, s, n))
 			vllm_figures(p, s, n);
+	} else if (HAS(s, n, "The memory capacity is unbalanced")) {
+		/* SGLang's start-up check: "RuntimeError: The memory capacity is unbalanced. Some GPUs may be
+		 * occupied by other processes." (what each rank has free differs: another holder, or memory a
+		 * dead run still holds) */
+		engine_is(p, SP_ENGINE_SGLANG);
+		record(p, SP_OOM_SGLANG, s, n);
 	} else if (HAS(s, n, "No available memory for the cache blocks")) {
 		p->engine = p->engine == SP_ENGINE_UNKNOWN ? SP_ENGINE_VLLM : p->engine;
 		if (record(p, SP_OOM_VLLM_KV, s, n) && p->kv_negative) {
@@ -1061,6 +1241,7 @@ static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 		/* SGLang: the pool (weights plus KV cache) left no room: max_total_num_tokens <= 0 */
 		if (HAS(s, n, "profiled value -"))
 			p->kv_negative = true;
+		engine_is(p, SP_ENGINE_SGLANG);
 		if (record(p, SP_OOM_SGLANG, s, n) && p->avail_mem) {
 			p->fig.free.v = p->avail_mem;
 			p->fig.free.why = SP_OK;
@@ -1078,16 +1259,174 @@ static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 	return true;
 }
 
+static void set_killer(struct sp_oomlog *p, enum sp_log_killer k, bool threshold)
+{
+	p->killer = k;
+	p->killer_threshold = threshold;
+}
+
+/* The killers someone configured, each with the limit it printed: earlyoom,
+ * systemd-oomd, Ray's memory monitor, a container's limit. True when the
+ * line is one of theirs. */
+static bool killer_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	const char *k;
+	double v;
+	/* Ray: "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+	 * "... was 12.49GB / 13.15GB (0.950003), which exceeds the memory usage threshold of 0.95. Ray killed
+	 * this worker", the raylet's "1 Workers (tasks / actors) killed due to memory pressure (OOM)" */
+	if (HAS(s, n, "ray.exceptions.OutOfMemoryError") || HAS(s, n, "killed due to the node running low on memory") ||
+	    HAS(s, n, "exceeds the memory usage threshold of") || HAS(s, n, "killed due to memory pressure (OOM)")) {
+		if (record(p, SP_OOM_RAY, s, n) || p->kind == SP_OOM_RAY)
+			set_killer(p, SP_KILLER_RAY, true);
+		if ((k = HAS(s, n, "memory usage threshold of")) && (v = pct_at(k + strlen("memory usage threshold of"))) > 0)
+			p->killer_limit_pct = v <= 1.0 ? v * 100.0 : v;
+		/* the task Ray killed: an actor's constructor is its start-up (a vLLM worker loading) */
+		if (p->kind == SP_OOM_RAY && HAS(s, n, "name=") && HAS(s, n, ".__init__")) {
+			p->phase = SP_PHASE_LOAD;
+			set_why(p->phase_why, sizeof p->phase_why, "Ray killed an actor in its __init__ (start-up)");
+		}
+		if (HAS(s, n, "RayWorkerVllm") || HAS(s, n, "RayWorkerWrapper"))
+			p->engine = p->engine == SP_ENGINE_UNKNOWN ? SP_ENGINE_VLLM : p->engine;
+		return true;
+	}
+	/* earlyoom: "low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%" (1.x), "Low Memory!
+	 * At or below sigterm limits (mem: 10 %, swap: 10 %)" (0.x), "sending SIGTERM to process 696 uid 1001
+	 * \"ipfs\": badness 757, VmRSS 637 MiB", "killing process 27541 \"bash\" with signal 15: badness 550",
+	 * "Killing process 'bash' with signal 15, pid: 5874, badness: 538"; its start-up line "sending
+	 * SIGTERM when mem <= 50 % and swap <= 10 %," names the floor */
+	if ((k = has_ci(s, n, "at or below sigterm limits")) || (k = has_ci(s, n, "at or below sigkill limits"))) {
+		if (record(p, SP_OOM_EARLYOOM, s, n) || p->kind == SP_OOM_EARLYOOM)
+			set_killer(p, SP_KILLER_EARLYOOM, true);
+		const char *m = has_ci(k, (size_t)(s + n - k), "mem");
+		if (m && (v = pct_at(m + 3)) > 0)
+			p->killer_limit_pct = v;
+		return true;
+	}
+	if ((HAS(s, n, "badness") && (has_ci(s, n, "sending SIG") || has_ci(s, n, "killing process"))) ||
+	    HAS(s, n, "escalating to SIGKILL after")) {
+		if (record(p, SP_OOM_EARLYOOM, s, n) || p->kind == SP_OOM_EARLYOOM)
+			set_killer(p, SP_KILLER_EARLYOOM, true);
+		return true;
+	}
+	if (HAS(s, n, "sending SIGTERM when mem <=") && (k = HAS(s, n, "mem <="))) {
+		if ((v = pct_at(k + 6)) > 0)
+			p->killer_limit_pct = v; /* earlyoom's start-up: its floor, not a kill */
+		return true;
+	}
+	/* systemd-oomd: "Killed /user.slice/.../x.scope due to memory pressure for /user.slice/... being
+	 * 51.07% > 50.00% for > 20s with reclaim activity", "Marked ... for killing due to memory pressure
+	 * for ...", "x.scope: systemd-oomd killed 12 process(es) in this unit.", "... due to swap used ..." */
+	if ((HAS(s, n, "due to memory pressure for") && (HAS(s, n, "Killed ") || HAS(s, n, "Marked "))) ||
+	    HAS(s, n, "systemd-oomd killed") || (HAS(s, n, "oomd") && HAS(s, n, "due to swap used"))) {
+		if (record(p, SP_OOM_OOMD, s, n) || p->kind == SP_OOM_OOMD)
+			set_killer(p, SP_KILLER_OOMD, true);
+		if ((k = HAS(s, n, "% > ")) && (v = pct_at(k + 4)) > 0)
+			p->killer_limit_pct = v;
+		return true;
+	}
+	/* Docker / Kubernetes: "Reason: OOMKilled", "STATUS OOMKilled", docker inspect's "OOMKilled": true,
+	 * the kubelet's older "reason": "OOM Killed" (not "OOMKilled": false) */
+	if ((HAS(s, n, "OOMKilled") && !HAS(s, n, "\"OOMKilled\": false") && !HAS(s, n, "OOMKilled=false")) ||
+	    HAS(s, n, "\"OOM Killed\"")) {
+		if (record(p, SP_OOM_CONTAINER, s, n) || p->kind == SP_OOM_CONTAINER)
+			set_killer(p, SP_KILLER_CONTAINER, true);
+		return true;
+	}
+	return false;
+}
+
+/* Failures that are not memory: the OOM ladder does not apply (sp_oomlog_finish
+ * leaves the kind unknown unless a memory failure was also named). */
+static void not_memory_line(struct sp_oomlog *p, const char *s, size_t n)
+{
+	static const char *const marks[] = {
+		"illegal memory access",            /* CUDA error: an illegal memory access was encountered */
+		"Watchdog caught collective operation timeout", /* NCCL: a collective timed out */
+		"fallen off the bus",               /* NVRM: GPU has fallen off the bus */
+		"unspecified launch failure",
+		"device-side assert triggered",
+		"misaligned address",
+		"ModuleNotFoundError:",
+		"ImportError:",
+		"NCCL error",
+	};
+	if (p->not_memory)
+		return;
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		if (has(s, n, marks[i])) {
+			p->not_memory = true;
+			size_t o = 0;
+			for (size_t j = 0; j < n && o + 1 < sizeof p->not_memory_why; j++) {
+				unsigned char c = (unsigned char)s[j];
+				p->not_memory_why[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+			}
+			p->not_memory_why[o] = 0;
+			return;
+		}
+}
+
 /* The failure a line names, recorded with its figures (record: the more
  * specific kind wins); indented: a traceback's frame, not its exception line. */
 static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool indented)
 {
-	if (serving_failure(p, s, n))
+	(void)indented;
+	not_memory_line(p, s, n);
+	if (serving_failure(p, s, n) || killer_line(p, s, n))
 		return;
+	/* A message wrapped over two lines by a terminal or a paste: the previous line's start
+	 * joined to this one ("Free memory on device cuda:0 (67.92/121.69 GiB) on startup is less
+	 * than" / "desired GPU memory utilization (0.7, 85.18 GiB).") */
+	if (p->prev_len && ((HAS(s, n, "desired GPU memory utilization") && !HAS(s, n, "Free memory on device")) ||
+			    (HAS(s, n, "CUDACachingAllocator") && !HAS(s, n, "INTERNAL ASSERT FAILED")))) {
+		char j[sizeof p->prev + SP_OOMLOG_WINDOW + 2];
+		size_t m = n < SP_OOMLOG_WINDOW ? n : SP_OOMLOG_WINDOW;
+		memcpy(j, p->prev, p->prev_len);
+		j[p->prev_len] = ' ';
+		memcpy(j + p->prev_len + 1, s, m);
+		j[p->prev_len + 1 + m] = 0;
+		const uint64_t *lb = line_bytes, *lg = line_bigrams;
+		size_t jl = p->prev_len + 1 + m;
+		line_bytes = line_bigrams = NULL; /* the joined text is not the line the filters were built from */
+		p->prev_len = 0;
+		enum sp_oom_kind was = p->kind;
+		failures_line(p, j, jl, false);
+		line_bytes = lb;
+		line_bigrams = lg;
+		if (p->kind != was)
+			return;
+		/* the join named nothing new: the line is read on its own below */
+	}
+	/* PyTorch on Tegra and other unified-memory boards: when cudaMalloc fails, the allocator's NVML
+	 * query asserts before the OOM message can be made: "RuntimeError: NVML_SUCCESS == r INTERNAL
+	 * ASSERT FAILED at \".../c10/cuda/CUDACachingAllocator.cpp\":838" (pytorch issue 185240) */
+	if (HAS(s, n, "NVML_SUCCESS == r INTERNAL ASSERT FAILED") && HAS(s, n, "CUDACachingAllocator")) {
+		record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n);
+		return;
+	}
 	if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
 	    (!indented || HAS(s, n, "Tried to allocate"))) {
 		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n))
 			torch_figures(p, s, n);
+	} else if (HAS(s, n, "CUDACachingAllocator") && HAS(s, n, "memory allocation failed with OOM")) {
+		/* PyTorch's allocator warning (2.8+): "[W... CUDACachingAllocator.cpp:NNNN] memory allocation
+		 * failed with OOM on device 0 while trying to allocate 2147483648 bytes (free: 1073741824,
+		 * total: 128526896333)" */
+		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n)) {
+			uint64_t b;
+			if ((b = number_after(s, n, "trying to allocate"))) {
+				p->fig.tried.v = b;
+				p->fig.tried.why = SP_OK;
+			}
+			if (!size_after(s, n, "free:", &p->fig.free) && (b = number_after(s, n, "free:"))) {
+				p->fig.free.v = b;
+				p->fig.free.why = SP_OK;
+			}
+			if (!size_after(s, n, "total:", &p->fig.total) && (b = number_after(s, n, "total:"))) {
+				p->fig.total.v = b;
+				p->fig.total.why = SP_OK;
+			}
+		}
 	} else if (HAS(s, n, "DefaultCPUAllocator") &&
 		   (HAS(s, n, "can't allocate memory") || HAS(s, n, "not enough memory"))) {
 		/* "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes" (older),
@@ -1117,7 +1456,10 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 		}
 	} else if (HAS(s, n, "cudaMalloc failed: out of memory") || HAS(s, n, "unable to allocate CUDA") ||
 		   HAS(s, n, "unable to allocate backend buffer") || HAS(s, n, "failed to allocate CUDA") ||
-		   HAS(s, n, "failed to allocate buffer for kv cache") || HAS(s, n, "failed to allocate compute buffers")) {
+		   HAS(s, n, "failed to allocate buffer for kv cache") || HAS(s, n, "failed to allocate compute buffers") ||
+		   (HAS(s, n, "ggml_") && HAS(s, n, "failed to allocate buffer of size")) ||
+		   ((HAS(s, n, "unable to allocate ") || HAS(s, n, "failed to allocate ")) && HAS(s, n, " buffer") &&
+		    (HAS(s, n, "llama_model_load") || HAS(s, n, "alloc_tensor_range") || HAS(s, n, "ggml_")))) {
 		/* llama.cpp: "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0:
 		 * cudaMalloc failed: out of memory", "llama_model_load: error loading model: unable to allocate
 		 * CUDA0 buffer", "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size N"; inside
@@ -1131,11 +1473,14 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 				p->fig.tried.why = SP_OK;
 			}
 		}
-	} else if (HAS(s, n, "NV_ERR_NO_MEMORY")) {
+	} else if (HAS(s, n, "NV_ERR_NO_MEMORY") || (HAS(s, n, "nvgpu") && HAS(s, n, "alloc FAILED"))) {
+		/* NVRM on GB10; Jetson's nvgpu: "nvgpu_dma_print_err:101 [INFO] DMA alloc FAILED: [sysmem]
+		 * size=257490944 ... flags:PHYSICALLY_ADDRESSED" */
 		record(p, SP_OOM_DRIVER, s, n);
 	} else if (HAS(s, n, "Out of memory: Kill") || HAS(s, n, "out of memory: Kill") || HAS(s, n, "oom-kill:") ||
 		   HAS(s, n, "invoked oom-killer") || HAS(s, n, "oom_reaper: reaped")) {
-		record(p, SP_OOM_KERNEL, s, n);
+		if (record(p, SP_OOM_KERNEL, s, n) || p->kind == SP_OOM_KERNEL)
+			set_killer(p, SP_KILLER_KERNEL, false);
 	} else if (HAS(s, n, "CUDA error: out of memory") || HAS(s, n, "CUBLAS_STATUS_ALLOC_FAILED") ||
 		   HAS(s, n, "cudaErrorMemoryAllocation") || HAS(s, n, "CUDA driver error: out of memory") ||
 		   HAS(s, n, "Cuda failure 'out of memory'")) {
@@ -1143,6 +1488,34 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 	} else if (is_sigkill(s, n)) {
 		record(p, SP_OOM_SIGKILL, s, n);
 	}
+}
+
+/* A training loop's own progress line, of any common shape: a counter word
+ * (step, iter, iteration, epoch) with a number after it, and a loss on the
+ * same line: "step 1180 | loss 1.0912 | lr 2e-5", "iter 200: loss 3.21",
+ * "Iteration 51 | Backbone loss 5.88", "Epoch 3 [120/500] loss=0.41",
+ * "Training Epoch: 1/3, step 10/36 completed (loss: 0.52)". */
+static bool counter_loss_line(const char *s, size_t n)
+{
+	if (!has_ci(s, n, "loss"))
+		return false;
+	static const char *const words[] = { "step", "iter", "epoch" };
+	for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+		size_t wl = strlen(words[w]);
+		for (const char *q = s; (q = has_ci(q, (size_t)(s + n - q), words[w])); q += wl) {
+			/* a word of its own start ("step", not "timestep"); "iteration", "steps" may follow */
+			if (q > s && isalpha((unsigned char)q[-1]))
+				continue;
+			const char *r = q + wl;
+			while (r < s + n && isalpha((unsigned char)*r))
+				r++;
+			while (r < s + n && (*r == ' ' || *r == ':' || *r == '=' || *r == '#' || *r == '['))
+				r++;
+			if (r < s + n && isdigit((unsigned char)*r))
+				return true;
+		}
+	}
+	return false;
 }
 
 /* Where the job was: serving, starting, loading, training steps (the
@@ -1158,7 +1531,8 @@ static void progress_line(struct sp_oomlog *p, const char *s, size_t n)
 		mark_progress(p, SP_PHASE_SERVE, "after the server began serving");
 	} else if (HAS(s, n, "vLLM API server version") || HAS(s, n, "LLM engine (v") || HAS(s, n, "ServerArgs(") ||
 		   HAS(s, n, "text_generation_launcher: Args") || HAS(s, n, "loaded meta data") ||
-		   HAS(s, n, "starting llama server")) {
+		   HAS(s, n, "starting llama server") || HAS(s, n, "EngineCore failed to start") ||
+		   HAS(s, n, "WorkerProc failed to start") || HAS(s, n, "Engine core initialization failed")) {
 		/* a server (re)starting, or Ollama loading a model into a new runner */
 		mark_progress(p, SP_PHASE_LOAD, "while the server was starting");
 	} else if (p->progress == SP_PHASE_SERVE) {
@@ -1176,6 +1550,8 @@ static void progress_line(struct sp_oomlog *p, const char *s, size_t n)
 		mark_progress(p, SP_PHASE_STEP, "after training steps began, by the Trainer's log");
 	} else if (pct_bar(s, n)) {
 		tqdm_line(p, s, n);
+	} else if (p->engine == SP_ENGINE_UNKNOWN && counter_loss_line(s, n)) {
+		mark_progress(p, SP_PHASE_STEP, "after training steps began, by its step/loss lines");
 	}
 	uint64_t v;
 	if ((v = number_after(s, n, "Instantaneous batch size per device")))
@@ -1188,7 +1564,9 @@ static void progress_line(struct sp_oomlog *p, const char *s, size_t n)
 
 static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 {
-	strip_prefixes(&s, &n);
+	const char *raw = s;
+	size_t raw_n = n;
+	bool vllm_prefix = strip_prefixes(&s, &n);
 	bool indented = n && (s[0] == ' ' || s[0] == '\t');
 	size_t i0 = 0;
 	while (i0 < n && s[i0] == ' ')
@@ -1218,7 +1596,20 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (sp_log_facts_line(&p->more, s, n, p->lines + 1)) /* ladder/facts.c */
 		return; /* a row of Ray's table of other processes */
 
-	if (HAS(s, n, "Traceback (most recent call last)")) {
+	/* the engine's marks anywhere in the line, its prefixes too ("(EngineCore_DP0 pid=1) "),
+	 * a traceback's frames too (module paths) */
+	enum sp_log_engine before = p->engine;
+	engine_line(p, raw, raw_n);
+	if (vllm_prefix && p->engine == SP_ENGINE_UNKNOWN)
+		p->engine = SP_ENGINE_VLLM; /* vLLM's own logger prefix */
+	if (p->engine != before)
+		p->engine_weak = p->in_tb && (HAS(s, n, "File \"") || (n && s[0] == ' '));
+
+	const char *tbk = HAS(s, n, "Traceback (most recent call last)");
+	if (tbk) {
+		/* "ResponseError('...')Traceback (most recent call last):": the text before it is a line of its own */
+		if (tbk > s && !p->in_tb)
+			failures_line(p, s, (size_t)(tbk - s), false);
 		p->in_tb = true;
 		p->tb_frames = false;
 		p->tb_bnb = false;
@@ -1237,13 +1628,18 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 			return;
 		tb_exception = p->tb_frames;
 	}
-	engine_line(p, s, n);
-
 	failures_line(p, s, n, indented);
 	if (tb_exception)
 		p->in_tb = false;
 	progress_line(p, s, n);
 	facts_line(p, s, n);
+	/* the start of this line, for a message wrapped onto the next (failures_line) */
+	if (HAS(s, n, "Free memory on device") || HAS(s, n, "INTERNAL ASSERT FAILED")) {
+		p->prev_len = n < sizeof p->prev ? n : sizeof p->prev;
+		memcpy(p->prev, s, p->prev_len);
+	} else {
+		p->prev_len = 0;
+	}
 }
 
 static void end_line(struct sp_oomlog *p)
@@ -1445,9 +1841,29 @@ void sp_oomlog_finish(struct sp_oomlog *p)
 {
 	sig_finish(p);
 	end_line(p);
+	/* a failure that is not memory, with at most a bare kill after it (the ranks torn down):
+	 * not the OOM ladder's */
+	if (p->not_memory && p->kind <= SP_OOM_SIGKILL && p->kind != SP_OOM_UNKNOWN) {
+		p->kind = SP_OOM_UNKNOWN;
+		snprintf(p->evidence, sizeof p->evidence, "%s", p->not_memory_why);
+		p->phase = SP_PHASE_UNKNOWN;
+	}
+	/* the engine named only in a training job's traceback frames: a library it imports */
+	if (p->engine_weak && p->trained)
+		p->engine = SP_ENGINE_UNKNOWN;
+	/* a failure printed before its traceback ("ERROR ... OutOfMemoryError(...)" then the frames):
+	 * the traceback's frames still say where it was */
+	if (p->kind != SP_OOM_UNKNOWN && p->phase == SP_PHASE_UNKNOWN && p->tb_last_phase != SP_PHASE_UNKNOWN) {
+		p->phase = p->tb_last_phase;
+		snprintf(p->phase_why, sizeof p->phase_why, "%.39s in the traceback", p->tb_last_why);
+	}
 	if (p->kind == SP_OOM_UNKNOWN) {
 		p->phase = p->progress;
 		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
+		if (p->phase == SP_PHASE_UNKNOWN && p->tb_last_phase != SP_PHASE_UNKNOWN) {
+			p->phase = p->tb_last_phase;
+			snprintf(p->phase_why, sizeof p->phase_why, "%.39s in the traceback", p->tb_last_why);
+		}
 	}
 	/* llama.cpp's lines inside an Ollama log (Ollama's lines may come after them) */
 	if (p->kind == SP_OOM_LLAMACPP && p->engine == SP_ENGINE_OLLAMA)

@@ -19,7 +19,12 @@ enum sp_oom_kind {
 	SP_OOM_UNKNOWN = 0,  /* "unknown": nothing memory-related found */
 	SP_OOM_SIGKILL,      /* "sigkill": Killed / exit 137 / signal 9, nothing else said */
 	SP_OOM_CUDA_ERROR,   /* "cuda_error_oom": CUDA error: out of memory, CUBLAS alloc failed */
+	/* the killers someone configured: a threshold, not the kernel's verdict (see sp_log_killer) */
+	SP_OOM_EARLYOOM,     /* "earlyoom_kill": earlyoom sent SIGTERM/SIGKILL at its MemAvailable floor */
+	SP_OOM_OOMD,         /* "oomd_kill": systemd-oomd killed a cgroup over its PSI pressure (or swap) limit */
+	SP_OOM_RAY,          /* "ray_oom_kill": Ray's memory monitor killed a worker over RAY_memory_usage_threshold */
 	SP_OOM_KERNEL,       /* "kernel_oom_kill": the kernel (or cgroup) OOM killer */
+	SP_OOM_CONTAINER,    /* "container_oom_kill": Docker / Kubernetes OOMKilled: the container's memory limit */
 	SP_OOM_DRIVER,       /* "driver_no_memory": NV_ERR_NO_MEMORY from the NVIDIA driver */
 	SP_OOM_OLLAMA,       /* "ollama_memory": Ollama / llama.cpp memory errors */
 	SP_OOM_CPU_ALLOC,    /* "cpu_alloc_failed": DefaultCPUAllocator: can't allocate memory */
@@ -41,6 +46,18 @@ enum sp_log_engine {
 	SP_ENGINE_VLLM, SP_ENGINE_SGLANG, SP_ENGINE_LLAMACPP, SP_ENGINE_OLLAMA, SP_ENGINE_TGI,
 };
 const char *sp_log_engine_key(enum sp_log_engine e); /* "vllm", "sglang", "llamacpp", "ollama", "tgi", "unknown" */
+
+struct sp_oomlog;
+
+/* who killed the job, when the log says (SP_KILLER_NONE: nobody said) */
+enum sp_log_killer {
+	SP_KILLER_NONE = 0, SP_KILLER_KERNEL, SP_KILLER_EARLYOOM, SP_KILLER_OOMD, SP_KILLER_RAY, SP_KILLER_CONTAINER,
+};
+const char *sp_log_killer_key(enum sp_log_killer k); /* "kernel", "earlyoom", "systemd-oomd", "ray", "container", "none" */
+/* The killer's own knob, in words ("" for none): earlyoom's -m floor, oomd's
+ * ManagedOOMMemoryPressureLimit=, RAY_memory_usage_threshold, the container's
+ * memory limit. The log's limit is named when it printed one. */
+void sp_oomlog_killer_knob(const struct sp_oomlog *p, char *buf, size_t n);
 
 /* the training method the log shows */
 enum sp_log_method { SP_LOG_METHOD_UNKNOWN = 0, SP_LOG_METHOD_FULL, SP_LOG_METHOD_LORA, SP_LOG_METHOD_QLORA };
@@ -93,6 +110,23 @@ struct sp_oomlog {
 	bool kv_negative;             /* vLLM: "Available KV cache memory: -3.41 GiB" */
 	bool vllm_v1;                 /* vLLM v1 wording (EngineCore) seen */
 	struct sp_log_facts more;     /* ladder/facts.c: the server's hint, Ray's monitor, the last error line */
+	/* who killed it: the kernel's verdict, or a threshold someone set (earlyoom's floor,
+	 * oomd's pressure limit, Ray's usage threshold, a container's limit) */
+	enum sp_log_killer killer;
+	bool killer_threshold;        /* a threshold someone set, not the kernel running out */
+	double killer_limit_pct;      /* the limit the log printed, in percent (0: not said) */
+	/* a failure that is not memory (an illegal memory access, an NCCL watchdog timeout, a GPU
+	 * off the bus, an import error): the OOM ladder does not apply; kind stays unknown */
+	bool not_memory;
+	char not_memory_why[120];
+	/* the allocation that failed was the model's weights (llama.cpp's load_tensors buffer,
+	 * Ollama's weights cudaMalloc): when it is larger than the pool no context change
+	 * or flush fits it (the ladder compares fig.tried with the pool) */
+	bool weights_alloc;
+	/* the log shows a contiguous (physically addressed / CMA) allocation failing:
+	 * fragmentation, so rung 1 compacts as well as flushes */
+	bool fragmented;
+	char fragmented_why[64];
 	uint64_t weights_bytes;       /* the weights' footprint the engine reported: vLLM "Model loading took X GiB",
 				       * SGLang "Load weight end ... mem usage=X GB", llama.cpp "CUDA0 model buffer size = X MiB" */
 
@@ -112,8 +146,11 @@ struct sp_oomlog {
 	bool tqdm_step;               /* the last progress mark was a tqdm step counter's (see classify) */
 	bool in_tb, tb_frames, tb_bnb;
 	enum sp_oom_phase tb_phase;   /* innermost load/step marker in the traceback */
+	enum sp_oom_phase tb_last_phase; /* the last traceback's marker (a failure printed before its traceback) */
+	char tb_last_why[40];
 	char tb_why[40];
 	bool trained;                 /* training steps shown (Trainer log or banner, a step counter) */
+	bool engine_weak;             /* the engine was named only in a traceback's frames (a training job may import it) */
 	bool quant4;                  /* 4-bit (bitsandbytes) base weights named */
 	bool lora_seen;               /* LoRA adapters named (LoraConfig, lora.Linear) */
 	char quant4_why[24];
@@ -121,6 +158,10 @@ struct sp_oomlog {
 	uint64_t params_all;          /* PEFT's "all params: N", Unsloth's "N of M" */
 	unsigned model_rank;          /* how direct the source of model[] is (a later, more direct one replaces it) */
 	uint64_t avail_mem;           /* SGLang's last "avail mem=" (bytes; 0: not said) */
+	uint64_t weights_need;        /* what the weights will need before loading: Ollama's pulled weights layer,
+				       * its memory.weights.total estimate (a loaded footprint, weights_bytes, fit) */
+	char prev[256];               /* the previous line's start, when it opened a message that wraps */
+	size_t prev_len;
 };
 
 void sp_oomlog_init(struct sp_oomlog *p);

@@ -96,7 +96,7 @@ expect_jq '.next_rung == 1 and (.change | test("covers the 76.3 GiB the job aske
 # --- Ray's memory monitor --------------------------------------------------------------------
 run $IDLE --job ray --reset --tried 1 --json --log "$LOGS/ray_node_oom.log"
 expect_rc 0 "Ray: advice given"
-expect_jq '.failure == "ray_memory_monitor" and .family == "ray"' "Ray's monitor is its own failure, not a CUDA OOM"
+expect_jq '.failure == "ray_oom_kill" and .family == "ray"' "Ray's monitor is its own failure, not a CUDA OOM"
 expect_jq '.log.engine == null' "an 'ollama serve' row of Ray's table does not make the job Ollama's"
 expect_jq '(.change | test("OLLAMA_NUM_PARALLEL")) | not' "no Ollama knobs"
 expect_jq '.change | test("RAY_memory_usage_threshold.*0.95") and test("RAY_memory_monitor_refresh_ms=0")' \
@@ -105,7 +105,7 @@ expect_jq '.change | test("Top 10 memory users.*4 rows.*ray::load_and_generate")
 expect_jq '.ray.used_bytes == 121970000000 and .ray.total_bytes == 128380000000 and .ray.threshold == 0.95 and .ray.table_rows == 4' \
 	"JSON: Ray's figures (GB = 10^9 bytes)"
 run $IDLE --job rayh --reset --log "$LOGS/ray_node_oom.log"
-expect_out "^  failure +ray_memory_monitor: Ray's memory monitor" "human: the failure"
+expect_out "^  failure +ray_oom_kill: Ray's memory monitor" "human: the failure"
 
 # --- not a memory failure: exit 3, no rung ---------------------------------------------------
 run $IDLE --job imp --reset --json --log "$LOGS/import_error.log"
