@@ -23,6 +23,10 @@ void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_
 {
 	double t0 = sp_mono_now();
 	sp_sample_read(s, ro);
+	/* one exposition at a time (metrics' loop, serve's one fill thread) */
+	static struct sp_platform platform;
+	sp_platform_read(&platform, s);
+	sp_prom_set_platform(&platform);
 	*info = (struct sp_prom_info){ SPARKOPS_VERSION, sp_mono_now() - t0, !(ro->what & SP_READ_PROCS) };
 }
 

@@ -187,6 +187,13 @@ struct sp_sample {
 	char gpu_detail[128];    /* e.g. the library error */
 	int ngpu;
 	struct sp_gpu gpus[SP_MAX_GPUS];
+	/* the driver as NVML names it (nvmlSystemGetDriverVersion: "580.95.05")
+	 * and the CUDA version it supports (nvmlSystemGetCudaDriverVersion:
+	 * 13000 is 13.0); each valid when its why is SP_OK */
+	char gpu_driver[32];
+	enum sp_why gpu_driver_why;
+	int cuda_driver;
+	enum sp_why cuda_driver_why;
 	int nprocs;
 	int procs_seen;          /* processes scanned */
 	struct sp_proc procs[SP_MAX_PROCS];
