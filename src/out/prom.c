@@ -234,6 +234,21 @@ static void u64_if(struct sp_prom *w, const struct sp_prom_label *l, struct sp_u
  * one is left out, which PromQL reads as ""), and one series per known-bad
  * match */
 static const struct sp_platform *prom_platform;
+static const uint64_t *prom_drv;
+
+void sp_prom_set_driver_errors(const uint64_t *count)
+{
+	prom_drv = count;
+}
+
+static void write_driver_errors(struct sp_prom *w, const uint64_t *c)
+{
+	sp_prom_family(w, "sparkops_driver_errors_total", COUNTER,
+		       "the NVIDIA driver's lines in the kernel log by kind (nvrm_oom: NV_ERR_NO_MEMORY and failed "
+		       "allocations, xid, nvrm_other), since sparkops began reading it");
+	for (int k = 0; k < SP_DRV_N; k++)
+		sp_prom_sample_u64(w, LBL({ "kind", sp_drv_kind_name((enum sp_drv_kind)k) }), c[k]);
+}
 
 void sp_prom_set_platform(const struct sp_platform *p)
 {
@@ -269,6 +284,8 @@ static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struc
 	sp_prom_sample(w, LBL({ "version", info && info->version ? info->version : "unknown" }), 1);
 	if (prom_platform)
 		write_platform(w, prom_platform);
+	if (prom_drv)
+		write_driver_errors(w, prom_drv);
 	if (s->wall > 0) {
 		sp_prom_family(w, "sparkops_sample_timestamp_seconds", GAUGE,
 			       "when the readings were taken (Unix time)");

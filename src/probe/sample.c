@@ -71,6 +71,7 @@ void sp_read_opts_init(struct sp_read_opts *o)
 	o->proc_min_rss = SP_DEFAULT_PROC_MIN_RSS;
 	o->gpu_timeout_s = SP_DEFAULT_GPU_TIMEOUT;
 	o->proc_scan_min_s = SP_DEFAULT_PROC_SCAN_MIN_S;
+	o->kmsg_path = NULL;
 }
 
 double sp_gpu_timeout_for_interval(double gpu_timeout_s, double interval_s)

@@ -219,6 +219,7 @@ struct sp_read_opts {
 	uint64_t proc_min_rss; /* unrecognised processes above this are listed too */
 	double gpu_timeout_s;  /* longest wait for the GPU thread (see probe.h) */
 	double proc_scan_min_s; /* the process view's shortest scan period (procs.c) */
+	const char *kmsg_path;  /* metrics, serve: the kernel log whose NVIDIA lines are counted (kmsg.h) */
 };
 #define SP_DEFAULT_RESERVE (4ULL << 30)
 #define SP_DEFAULT_PROC_MIN_RSS (2ULL << 30)
