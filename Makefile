@@ -46,8 +46,8 @@ FAKENVML := $(BUILD)/libfake-nvml.so $(BUILD)/libfake-nvml-old.so
 UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev libncurses-dev pkg-config
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux python3-tqdm chromium locales
+DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev libncurses-dev libsystemd-dev pkg-config
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux python3-tqdm chromium locales systemd-journal-remote
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img docs-examples
 

@@ -6,7 +6,7 @@
 # archive). Exit 0: everything is here. Exit 3: it cannot be had here; one
 # line on stderr says why (the caller prints "skipped" and goes on).
 # Any other failure (apt-get broke half way) exits 1.
-PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 libmicrohttpd-dev:arm64 libcmocka-dev:arm64 libcrypt-dev:arm64 libncurses-dev:arm64"
+PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross libjansson-dev:arm64 libmicrohttpd-dev:arm64 libcmocka-dev:arm64 libcrypt-dev:arm64 libncurses-dev:arm64 libsystemd-dev:arm64"
 
 have_qemu() {
 	command -v qemu-aarch64 >/dev/null 2>&1 || command -v qemu-aarch64-static >/dev/null 2>&1

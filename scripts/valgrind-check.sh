@@ -37,7 +37,16 @@ ladder $LOADED --json
 run --interval 1 $LOADED -- sleep 2
 watch --interval 1 --count 2 $LOADED
 metrics $LOADED
+metrics $LOADED --kmsg $FIX/kmsg/wedge.kmsg
 CMDS
+# postmortem reads a journal made from its export-format fixture (when
+# systemd-journal-remote is there, as make deps-check installs it)
+for r in /lib/systemd/systemd-journal-remote /usr/lib/systemd/systemd-journal-remote; do
+	if [ -x "$r" ] && "$r" -o "$TMPD/wedge.journal" - <"$FIX/journal/wedge-run.export" 2>/dev/null; then
+		echo "postmortem --journal $TMPD/wedge.journal --log $FIX/journal/wedge-run.csv --pstore $FIX/journal/pstore-panic --json" >>"$TMPD/cmds"
+		break
+	fi
+done
 
 fail=0
 n=0

@@ -21,6 +21,7 @@ const struct sp_cmd sp_commands[] = {
 	{ "report", cmd_report, "a run/watch log as a summary and a chart (SVG or HTML)" },
 	{ "metrics", cmd_metrics, "the same readings in the Prometheus text format (stdout or a textfile)" },
 	{ "serve", cmd_serve, "serve the readings at http://127.0.0.1:9851/metrics for Prometheus" },
+	{ "postmortem", cmd_postmortem, "how did the last boot end: a driver wedge, an OOM kill, heat, power, a panic" },
 	{ "top", cmd_top, "the live view: pool, budget, GPU, sensors, history, processes, a running job" },
 	{ NULL, NULL, NULL },
 };

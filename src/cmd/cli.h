@@ -27,4 +27,5 @@ int cmd_metrics(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_evict(int argc, char **argv);
+int cmd_postmortem(int argc, char **argv);
 #endif

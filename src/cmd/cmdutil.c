@@ -2,8 +2,10 @@
 #include "cmd/cmdutil.h"
 #include "cmd/cli.h"
 #include "out/prom.h"
+#include "probe/kmsg.h"
 #include "probe/probe.h"
 #include "util/input.h"
+#include "util/paths.h"
 #include "util/units.h"
 
 #include <errno.h>
@@ -22,10 +24,39 @@ const char *sp_opt_no_processes(void *ro, const char *unused)
 	return NULL;
 }
 
+static struct sp_kmsg kmsg = { .fd = -1 };
+static bool kmsg_live;
+
+void sp_kmsg_start(const char *cmd, const struct sp_read_opts *ro)
+{
+	if (ro->kmsg_path) {
+		sp_kmsg_open(&kmsg, ro->kmsg_path);
+		if (kmsg.why != SP_OK)
+			sp_usage_error(cmd, "--kmsg '%s': %s", ro->kmsg_path, sp_why_text(kmsg.why));
+	} else {
+		/* the live log, opened at the first exposition (after the server's
+		 * socket and libraries); without permission (not root,
+		 * dmesg_restrict) the family is left out */
+		kmsg_live = !sp_paths_is_fixture();
+	}
+}
+
 void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info)
 {
 	double t0 = sp_mono_now();
 	sp_sample_read(s, ro);
+	/* one exposition at a time (metrics' loop, serve's one fill thread) */
+	static struct sp_platform platform;
+	sp_platform_read(&platform, s);
+	sp_prom_set_platform(&platform);
+	if (kmsg_live) {
+		kmsg_live = false;
+		sp_kmsg_open(&kmsg, NULL);
+	}
+	if (kmsg.why == SP_OK && kmsg.fd >= 0) {
+		sp_kmsg_poll(&kmsg);
+		sp_prom_set_driver_errors(kmsg.count);
+	}
 	*info = (struct sp_prom_info){ SPARKOPS_VERSION, sp_mono_now() - t0, !(ro->what & SP_READ_PROCS) };
 }
 

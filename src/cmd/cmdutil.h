@@ -28,7 +28,15 @@ const char *sp_opt_no_processes(void *ro, const char *unused);
 		    "also export unrecognised processes above SIZE (default 2GiB)"),                     \
 	SP_OPT_CALLBACK_NOARG("no-processes", (ro), sp_opt_no_processes,                                 \
 			      "skip the scan of /proc for servers and trainers (the costliest\n"         \
-			      "reading on a busy machine; the process series are left out)")
+			      "reading on a busy machine; the process series are left out)"),            \
+	SP_OPT_PATH("kmsg", &(ro)->kmsg_path, "FILE",                                                    \
+		    "count the NVIDIA driver's lines (NVRM out of memory, Xid) of this\n"               \
+		    "kernel log (default /dev/kmsg when readable and the roots are the machine's)")
+
+/* The exporters' kernel-log reader (--kmsg, else /dev/kmsg): opened once,
+ * before the first exposition; an unreadable --kmsg FILE is a usage error
+ * of cmd (exit 2). Each sp_prom_read then counts what was added. */
+void sp_kmsg_start(const char *cmd, const struct sp_read_opts *ro);
 
 /* Read fd to its end in 64 KiB chunks (EINTR retried), handing each chunk to
  * feed, which returns non-zero to stop early: the one read loop of the

@@ -134,6 +134,7 @@ int cmd_metrics(int argc, char **argv)
 	static struct metrics_opts o;
 	if (!parse_opts(argc, argv, &o))
 		return 0;
+	sp_kmsg_start("metrics", &o.ro);
 	struct sp_sample *s = calloc(1, sizeof *s);
 	size_t cap = (size_t)128 * 1024;
 	char *buf = malloc(cap);

@@ -288,6 +288,7 @@ int cmd_serve(int argc, char **argv)
 	struct serve_cli cli = { 0 };
 	if (!parse_opts(argc, argv, &so, &ro, &cli))
 		return 0;
+	sp_kmsg_start("serve", &ro);
 	struct sp_web *w = calloc(1, sizeof *w);
 	struct collector *col = calloc(1, sizeof *col);
 	if (!w || !col)

@@ -4,6 +4,7 @@
 #include "cmd/status.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
+#include "probe/platform.h"
 #include "probe/pool.h"
 #include "probe/poolmodel.h"
 #include "probe/spark.h"
@@ -141,6 +142,17 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 	}
 }
 
+/* a known-bad kernel, driver or firmware version: named in the verdict */
+static void judge_platform(const struct sp_platform *pf, struct verdict *v)
+{
+	for (int w = 0; w < pf->nwarn; w++) {
+		char t[96];
+		snprintf(t, sizeof t, "known-bad %s %s (see the warning)", sp_pfield_name(pf->warn[w]->field),
+			 pf->warn[w]->version);
+		vappend(v->line, sizeof v->line, "; ", t);
+	}
+}
+
 static void judge_watermarks(const struct sp_watermarks *w, struct verdict *v)
 {
 	if (w->raised)
@@ -210,8 +222,36 @@ static json_t *watermarks_json(const struct sp_watermarks *w)
 	return o;
 }
 
+/* every field a string or null; null ones say why in unavailable; where
+ * each came from in sources; the known-bad versions it matches */
+static json_t *platform_json(const struct sp_platform *p)
+{
+	json_t *o = json_object(), *un = json_object(), *src = json_object(), *bad = json_array();
+	for (int i = 0; i < SP_PF_N; i++) {
+		const struct sp_ptext *t = &p->f[i];
+		const char *name = sp_pfield_name((enum sp_pfield)i);
+		json_object_set_new(o, name, t->why == SP_OK ? sp_json_text(t->v) : json_null());
+		if (t->why != SP_OK)
+			json_object_set_new(un, name, json_string(sp_why_key(t->why)));
+		else if (t->src)
+			json_object_set_new(src, name, json_string(t->src));
+	}
+	for (int i = 0; i < p->nwarn; i++) {
+		json_t *w = json_object();
+		json_object_set_new(w, "field", json_string(sp_pfield_name(p->warn[i]->field)));
+		json_object_set_new(w, "version", json_string(p->warn[i]->version));
+		json_object_set_new(w, "warning", json_string(p->warn[i]->warning));
+		json_object_set_new(w, "source", json_string(p->warn[i]->source));
+		json_array_append_new(bad, w);
+	}
+	json_object_set_new(o, "sources", src);
+	json_object_set_new(o, "unavailable", un);
+	json_object_set_new(o, "known_bad", bad);
+	return o;
+}
+
 static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
-			   const struct verdict *v, bool procs_scanned)
+			   const struct sp_platform *pf, const struct verdict *v, bool procs_scanned)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
@@ -232,6 +272,7 @@ static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks
 	json_object_set_new(root, "thermal_zones", sp_json_thermal(s));
 	json_object_set_new(root, "hwmon", sp_json_hwmon(s));
 	json_object_set_new(root, "spark", sp_json_spark(s));
+	json_object_set_new(root, "platform", platform_json(pf));
 	/* not looked at is not "none": null */
 	json_object_set_new(root, "processes", procs_scanned ? sp_json_procs(s) : json_null());
 	json_object_set_new(root, "warnings", json_integer((json_int_t)s->warnings));
@@ -242,9 +283,9 @@ static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks
 }
 
 static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
-		      const struct verdict *v, bool procs_scanned)
+		      const struct sp_platform *pf, const struct verdict *v, bool procs_scanned)
 {
-	json_t *root = status_json(s, wm, k, v, procs_scanned);
+	json_t *root = status_json(s, wm, k, pf, v, procs_scanned);
 	int r = sp_json_print(stdout, root);
 	json_decref(root);
 	return r;
@@ -260,7 +301,10 @@ json_t *sp_status_document(const struct sp_sample *s, bool procs_scanned)
 	sp_watermarks_read(&wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
 	if (s->mem.why == SP_OK)
 		judge_watermarks(&wm, &v);
-	return status_json(s, &wm, &k, &v, procs_scanned);
+	struct sp_platform pf;
+	sp_platform_read(&pf, s);
+	judge_platform(&pf, &v);
+	return status_json(s, &wm, &k, &pf, &v, procs_scanned);
 }
 
 /* ---- human output ------------------------------------------------------------ */
@@ -578,8 +622,24 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 	}
 }
 
+static void print_platform(const struct sp_platform *p, const struct style *st)
+{
+	static const char *const label[SP_PF_N] = { "kernel", "driver", "CUDA", "DGX OS", "OS", "BIOS", "board", "product" };
+	printf("\n%sPLATFORM%s\n", st->bold, st->off);
+	for (int i = 0; i < SP_PF_N; i++) {
+		const struct sp_ptext *t = &p->f[i];
+		if (t->why == SP_OK)
+			printf("  %-13s %s%s%s%s\n", label[i], t->v, t->src ? "  (" : "", t->src ? t->src : "", t->src ? ")" : "");
+		else
+			printf("  %-13s %sunknown%s (%s)\n", label[i], st->dim, st->off, sp_why_text(t->why));
+	}
+	for (int i = 0; i < p->nwarn; i++)
+		printf("  %swarning: %s (%s)%s\n", st->yellow, p->warn[i]->warning, p->warn[i]->source, st->off);
+}
+
 static void print_human(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
-			const struct verdict *v, const struct style *st, bool procs_scanned)
+			const struct sp_platform *pf, const struct verdict *v, const struct style *st,
+			bool procs_scanned)
 {
 	print_header(s, st);
 	print_pool(s, st);
@@ -590,6 +650,7 @@ static void print_human(const struct sp_sample *s, const struct sp_watermarks *w
 	print_gpus(s, st);
 	print_sensors(s, st, k);
 	print_pressure(s, st);
+	print_platform(pf, st);
 	print_procs(s, st, procs_scanned);
 	printf("\n%s%sverdict:%s %s\n", st->bold, v->trouble ? st->red : "", st->off, v->line);
 }
@@ -626,14 +687,17 @@ int cmd_status(int argc, char **argv)
 	sp_watermarks_read(&wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
 	if (s->mem.why == SP_OK)
 		judge_watermarks(&wm, &v);
+	struct sp_platform pf;
+	sp_platform_read(&pf, s);
+	judge_platform(&pf, &v);
 
 	if (json) {
-		print_json(s, &wm, &k, &v, (ro.what & SP_READ_PROCS) != 0);
+		print_json(s, &wm, &k, &pf, &v, (ro.what & SP_READ_PROCS) != 0);
 	} else {
 		bool col = sp_color(1);
 		struct style st = { col ? "\033[1m" : "", col ? "\033[2m" : "", col ? "\033[31m" : "",
 				    col ? "\033[33m" : "", col ? "\033[0m" : "" };
-		print_human(s, &wm, &k, &v, &st, (ro.what & SP_READ_PROCS) != 0);
+		print_human(s, &wm, &k, &pf, &v, &st, (ro.what & SP_READ_PROCS) != 0);
 	}
 	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
 	if (s->mem.why != SP_OK)

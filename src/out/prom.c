@@ -231,12 +231,62 @@ static void u64_if(struct sp_prom *w, const struct sp_prom_label *l, struct sp_u
 		sp_prom_sample(w, l, (double)f.v * scale);
 }
 
+/* the fingerprint as an info metric: a label per known field (an unknown
+ * one is left out, which PromQL reads as ""), and one series per known-bad
+ * match */
+static const struct sp_platform *prom_platform;
+static const uint64_t *prom_drv;
+
+void sp_prom_set_driver_errors(const uint64_t *count)
+{
+	prom_drv = count;
+}
+
+static void write_driver_errors(struct sp_prom *w, const uint64_t *c)
+{
+	sp_prom_family(w, "sparkops_driver_errors_total", COUNTER,
+		       "the NVIDIA driver's lines in the kernel log by kind (nvrm_oom: NV_ERR_NO_MEMORY and failed "
+		       "allocations, xid, nvrm_other), since sparkops began reading it");
+	for (int k = 0; k < SP_DRV_N; k++)
+		sp_prom_sample_u64(w, LBL({ "kind", sp_drv_kind_name((enum sp_drv_kind)k) }), c[k]);
+}
+
+void sp_prom_set_platform(const struct sp_platform *p)
+{
+	prom_platform = p;
+}
+
+static void write_platform(struct sp_prom *w, const struct sp_platform *p)
+{
+	static const enum sp_pfield shown[] = { SP_PF_KERNEL, SP_PF_DRIVER, SP_PF_CUDA,
+						SP_PF_DGX_OS, SP_PF_BIOS,   SP_PF_BOARD };
+	struct sp_prom_label l[sizeof shown / sizeof shown[0] + 1];
+	int n = 0;
+	for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++)
+		if (p->f[shown[i]].why == SP_OK)
+			l[n++] = (struct sp_prom_label){ sp_pfield_name(shown[i]), p->f[shown[i]].v };
+	l[n] = (struct sp_prom_label){ NULL, NULL };
+	sp_prom_family(w, "sparkops_platform_info", GAUGE,
+		       "the platform: kernel, NVIDIA driver, CUDA driver version, DGX OS, BIOS, board (an unknown one "
+		       "is left out), always 1");
+	sp_prom_sample(w, l, 1);
+	sp_prom_family(w, "sparkops_platform_known_bad", GAUGE,
+		       "1 for each known-bad version the platform runs (docs/platform.md has each one's source)");
+	for (int i = 0; i < p->nwarn; i++)
+		sp_prom_sample(w, LBL({ "field", sp_pfield_name(p->warn[i]->field) }, { "version", p->warn[i]->version }),
+			       1);
+}
+
 static void write_meta(struct sp_prom *w, const struct sp_sample *s, const struct sp_prom_info *info)
 {
 	sp_prom_family(w, "sparkops_up", GAUGE, "1 when sparkops produced this exposition");
 	sp_prom_sample(w, NULL, 1);
 	sp_prom_family(w, "sparkops_build_info", GAUGE, "sparkops version, always 1");
 	sp_prom_sample(w, LBL({ "version", info && info->version ? info->version : "unknown" }), 1);
+	if (prom_platform)
+		write_platform(w, prom_platform);
+	if (prom_drv)
+		write_driver_errors(w, prom_drv);
 	if (s->wall > 0) {
 		sp_prom_family(w, "sparkops_sample_timestamp_seconds", GAUGE,
 			       "when the readings were taken (Unix time)");

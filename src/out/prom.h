@@ -6,6 +6,8 @@
  * the *_reading_ok families say what is missing and why. */
 #ifndef SP_PROM_H
 #define SP_PROM_H
+#include "probe/kmsg.h"
+#include "probe/platform.h"
 #include "probe/sample.h"
 #include "watch/cause.h"
 
@@ -50,6 +52,16 @@ struct sp_prom_info {
 	double read_seconds;      /* how long reading the sample took; < 0 leaves it out */
 	bool procs_skipped;       /* the process scan was turned off (--no-processes) */
 };
+
+/* The platform's fingerprint for the expositions that follow
+ * (sparkops_platform_info, sparkops_platform_known_bad); NULL, the start,
+ * leaves them out. Set by the exporters (metrics, serve) from the thread
+ * that writes the exposition. */
+void sp_prom_set_platform(const struct sp_platform *p);
+/* The NVIDIA driver's kernel-log lines counted so far, by enum sp_drv_kind
+ * (probe/kmsg.h): sparkops_driver_errors_total{kind}; NULL leaves it out.
+ * The array is read at each exposition. */
+void sp_prom_set_driver_errors(const uint64_t *count);
 
 /* The whole exposition of one sample (everything but the job families). */
 void sp_prom_write_sample(struct sp_prom *w, const struct sp_sample *s, const struct sp_prom_info *info);

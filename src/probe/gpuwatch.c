@@ -180,6 +180,10 @@ static void merge(struct sp_sample *s, const struct sp_gpu_snap *snap)
 	sp_text_clean(s->gpu_detail);
 	s->ngpu = snap->ngpu;
 	memcpy(s->gpus, snap->gpus, (size_t)snap->ngpu * sizeof s->gpus[0]);
+	snprintf(s->gpu_driver, sizeof s->gpu_driver, "%s", snap->driver);
+	s->gpu_driver_why = snap->driver_why;
+	s->cuda_driver = snap->cuda;
+	s->cuda_driver_why = snap->cuda_why;
 	for (int i = 0; i < snap->nprocs; i++) {
 		struct sp_proc *p = sp_proc_ensure(s, snap->procs[i].pid);
 		if (!p)
@@ -201,6 +205,7 @@ int sp_gpu_poll(struct sp_sample *s, double deadline)
 {
 	if (gpu_caller.start_failed) {
 		s->gpu_status = SP_DRIVER_ERROR;
+		s->gpu_driver_why = s->cuda_driver_why = SP_DRIVER_ERROR;
 		s->ngpu = 0;
 		snprintf(s->gpu_detail, sizeof s->gpu_detail, "could not start the GPU reader thread");
 		return -EAGAIN;
@@ -232,6 +237,7 @@ int sp_gpu_poll(struct sp_sample *s, double deadline)
 	const char *call = atomic_load_explicit(&sp_nvml_in_call, memory_order_relaxed);
 	double waited = sp_mono_now() - since;
 	s->gpu_status = SP_TIMEOUT;
+	s->gpu_driver_why = s->cuda_driver_why = SP_TIMEOUT;
 	snprintf(s->gpu_detail, sizeof s->gpu_detail, "still in %s after %.1f s", call ? call : "a pass", waited);
 	s->ngpu = gpu_caller.nident;
 	memcpy(s->gpus, gpu_caller.ident, (size_t)gpu_caller.nident * sizeof s->gpus[0]);

@@ -37,6 +37,14 @@ static struct {
 	nvml_procs_fn get_procs;
 	nvml_viol_fn get_viol;
 	nvml_fields_fn get_fields;
+	nvml_sysstr_fn get_sys_driver;
+	nvml_sysint_fn get_sys_cuda;
+	/* read once a load: they do not change while the driver is loaded */
+	int sys_read;
+	char sys_driver[32];
+	enum sp_why sys_driver_why;
+	int sys_cuda;
+	enum sp_why sys_cuda_why;
 } nvml_fns;
 
 static char libname_buf[512];
@@ -152,6 +160,8 @@ static int load(void)
 		"nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses");
 	RESOLVE(get_fields, "nvmlDeviceGetFieldValues");
 	RESOLVE(get_viol, "nvmlDeviceGetViolationStatus");
+	RESOLVE(get_sys_driver, "nvmlSystemGetDriverVersion");
+	RESOLVE(get_sys_cuda, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion");
 
 	CALLING("nvmlInit");
 	int ret = nvml_fns.init();
@@ -405,6 +415,39 @@ static void read_gpu_procs(nvmlDevice_t dev, struct sp_gpu_snap *snap)
 	}
 }
 
+/* the driver's and CUDA's versions, once a load */
+static void read_system(struct sp_gpu_snap *snap)
+{
+	if (!nvml_fns.sys_read) {
+		nvml_fns.sys_read = 1;
+		int ret = NVML_ERROR_FUNCTION_NOT_FOUND;
+		if (nvml_fns.get_sys_driver) {
+			CALLING("nvmlSystemGetDriverVersion");
+			ret = nvml_fns.get_sys_driver(nvml_fns.sys_driver, sizeof nvml_fns.sys_driver);
+			CALLING(NULL);
+		}
+		nvml_fns.sys_driver[sizeof nvml_fns.sys_driver - 1] = 0;
+		sp_text_clean(nvml_fns.sys_driver);
+		nvml_fns.sys_driver_why = sp_nvml_why(ret);
+		if (ret == NVML_SUCCESS && !nvml_fns.sys_driver[0])
+			nvml_fns.sys_driver_why = SP_MALFORMED;
+		ret = NVML_ERROR_FUNCTION_NOT_FOUND;
+		if (nvml_fns.get_sys_cuda) {
+			CALLING("nvmlSystemGetCudaDriverVersion");
+			ret = nvml_fns.get_sys_cuda(&nvml_fns.sys_cuda);
+			CALLING(NULL);
+		}
+		nvml_fns.sys_cuda_why = sp_nvml_why(ret);
+		/* CUDA 1.0 .. 99.x: anything else is not a version */
+		if (ret == NVML_SUCCESS && (nvml_fns.sys_cuda < 1000 || nvml_fns.sys_cuda > 99990))
+			nvml_fns.sys_cuda_why = SP_IMPLAUSIBLE;
+	}
+	snprintf(snap->driver, sizeof snap->driver, "%s", nvml_fns.sys_driver);
+	snap->driver_why = nvml_fns.sys_driver_why;
+	snap->cuda = nvml_fns.sys_cuda;
+	snap->cuda_why = nvml_fns.sys_cuda_why;
+}
+
 void sp_nvml_collect(struct sp_gpu_snap *snap)
 {
 	snap->ngpu = 0;
@@ -412,12 +455,16 @@ void sp_nvml_collect(struct sp_gpu_snap *snap)
 	snap->detail[0] = 0;
 	snap->lib[0] = 0;
 	snap->sticky = 0;
+	snap->driver[0] = 0;
+	snap->cuda = 0;
 	if (load() != 1) {
 		snap->sticky = 1; /* load() does not retry: every later pass says the same */
 		snap->status = nvml_fns.why;
+		snap->driver_why = snap->cuda_why = nvml_fns.why;
 		snprintf(snap->detail, sizeof snap->detail, "%s", nvml_fns.detail);
 		return;
 	}
+	read_system(snap);
 	unsigned count = 0;
 	CALLING("nvmlDeviceGetCount");
 	int ret = nvml_fns.get_count(&count);

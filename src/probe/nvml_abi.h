@@ -108,6 +108,7 @@ typedef nvmlReturn_t (*nvml_count_fn)(unsigned int *);
 typedef nvmlReturn_t (*nvml_handle_fn)(unsigned int, nvmlDevice_t *);
 typedef nvmlReturn_t (*nvml_str_fn)(nvmlDevice_t, char *, unsigned int);
 typedef nvmlReturn_t (*nvml_sysstr_fn)(char *, unsigned int);
+typedef nvmlReturn_t (*nvml_sysint_fn)(int *);
 typedef nvmlReturn_t (*nvml_temp_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvml_tempv_fn)(nvmlDevice_t, nvmlTemperature_t *);
 typedef nvmlReturn_t (*nvml_uint_fn)(nvmlDevice_t, unsigned int *);

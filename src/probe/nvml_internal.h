@@ -18,6 +18,10 @@ struct sp_gpu_snap {
 			* one that failed to load or init (never retried before) */
 	int ngpu;
 	struct sp_gpu gpus[SP_MAX_GPUS];
+	char driver[32];          /* nvmlSystemGetDriverVersion */
+	enum sp_why driver_why;
+	int cuda;                 /* nvmlSystemGetCudaDriverVersion */
+	enum sp_why cuda_why;
 	int nprocs;
 	struct {
 		int pid;

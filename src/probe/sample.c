@@ -72,6 +72,7 @@ void sp_read_opts_init(struct sp_read_opts *o)
 	o->proc_min_rss = SP_DEFAULT_PROC_MIN_RSS;
 	o->gpu_timeout_s = SP_DEFAULT_GPU_TIMEOUT;
 	o->proc_scan_min_s = SP_DEFAULT_PROC_SCAN_MIN_S;
+	o->kmsg_path = NULL;
 }
 
 double sp_gpu_timeout_for_interval(double gpu_timeout_s, double interval_s)
@@ -230,12 +231,15 @@ void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 		sp_procs_read(s, o);
 	else
 		s->nprocs = 0;
+	s->gpu_driver[0] = 0;
+	s->gpu_driver_why = s->cuda_driver_why = SP_MISSING;
 	if (gpu) {
 		sp_gpu_poll(s, s->mono + o->gpu_timeout_s);
 	} else if (o->what & SP_READ_GPU) {
 		s->gpu_status = SP_NO_DRIVER;
 		s->ngpu = 0;
 		snprintf(s->gpu_detail, sizeof s->gpu_detail, "not read (SPARKOPS_NO_GPU_THREAD)");
+		s->gpu_driver_why = s->cuda_driver_why = SP_NO_DRIVER;
 	} else {
 		s->gpu_status = SP_MISSING;
 		s->ngpu = 0;

@@ -187,6 +187,13 @@ struct sp_sample {
 	char gpu_detail[128];    /* e.g. the library error */
 	int ngpu;
 	struct sp_gpu gpus[SP_MAX_GPUS];
+	/* the driver as NVML names it (nvmlSystemGetDriverVersion: "580.95.05")
+	 * and the CUDA version it supports (nvmlSystemGetCudaDriverVersion:
+	 * 13000 is 13.0); each valid when its why is SP_OK */
+	char gpu_driver[32];
+	enum sp_why gpu_driver_why;
+	int cuda_driver;
+	enum sp_why cuda_driver_why;
 	int nprocs;
 	int procs_seen;          /* processes scanned */
 	struct sp_proc procs[SP_MAX_PROCS];
@@ -212,6 +219,7 @@ struct sp_read_opts {
 	uint64_t proc_min_rss; /* unrecognised processes above this are listed too */
 	double gpu_timeout_s;  /* longest wait for the GPU thread (see probe.h) */
 	double proc_scan_min_s; /* the process view's shortest scan period (procs.c) */
+	const char *kmsg_path;  /* metrics, serve: the kernel log whose NVIDIA lines are counted (kmsg.h) */
 };
 #define SP_DEFAULT_RESERVE (4ULL << 30)
 #define SP_DEFAULT_PROC_MIN_RSS (2ULL << 30)

@@ -33,6 +33,24 @@ void sp_paths_init(const char *procfs, const char *sysfs)
 }
 
 const char *sp_procfs(void) { return procfs_root; }
+
+const char *sp_etc(void)
+{
+	static char etc[sizeof procfs_root + 8];
+	const char *e = getenv("SPARKOPS_ETC");
+	if (e && *e)
+		snprintf(etc, sizeof etc, "%s", e);
+	else if (!moved)
+		snprintf(etc, sizeof etc, "/etc");
+	else {
+		/* <tree>/proc -> <tree>/etc (the sysfs root when only it moved) */
+		const char *base = strcmp(procfs_root, "/proc") != 0 ? procfs_root : sysfs_root;
+		const char *slash = strrchr(base, '/');
+		int keep = slash && slash != base ? (int)(slash - base) : 0;
+		snprintf(etc, sizeof etc, "%.*s%setc", keep, base, keep || (slash == base) ? "/" : "");
+	}
+	return etc;
+}
 int sp_paths_is_fixture(void) { return moved; }
 
 static int vpath(char *out, size_t n, const char *root, const char *fmt, va_list ap)
@@ -62,6 +80,15 @@ int sp_sys_path(char *out, size_t n, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	int r = vpath(out, n, sysfs_root, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int sp_etc_path(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(out, n, sp_etc(), fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -119,7 +119,7 @@ static void load(void)
 			r.t1 = dash ? atof(dash + 1) : r.t0;
 			spec = sp + 1;
 		}
-		if (strcmp(r.key, "name") == 0 || strcmp(r.key, "uuid") == 0) {
+		if (strcmp(r.key, "name") == 0 || strcmp(r.key, "uuid") == 0 || strcmp(r.key, "driver_version") == 0) {
 			snprintf(r.str, sizeof r.str, "%s", spec);
 			rules[nrules++] = r;
 			continue;
@@ -296,6 +296,44 @@ static nvmlReturn_t get_str(const char *key, nvmlDevice_t d, char *buf, unsigned
 	snprintf(buf, len, "%s", s);
 	return 0;
 }
+
+/* driver_version - STRING | ERROR ; cuda_version - N | ERROR */
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned len)
+{
+	count_call("nvmlSystemGetDriverVersion");
+	struct rule r;
+	double v;
+	const char *s = "580.95.05";
+	if (lookup("driver_version", -1, &r, &v)) {
+		int ret = parse_ret(r.str);
+		if (ret)
+			return ret;
+		s = r.str;
+	}
+	if (len == 0)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	snprintf(buf, len, "%s", s);
+	return 0;
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+	count_call("nvmlSystemGetCudaDriverVersion");
+	double d;
+	int ret = answer("cuda_version", -1, &d, 13000, 0);
+	if (ret)
+		return ret;
+	*v = (int)d;
+	return 0;
+}
+
+#ifndef FAKE_OLD_DRIVER
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	count_call("nvmlSystemGetCudaDriverVersion_v2");
+	return nvmlSystemGetCudaDriverVersion(v);
+}
+#endif
 
 EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len)
 {
