@@ -3,6 +3,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
+#include "probe/container.h"
 #include "probe/pool.h"
 #include "probe/spark.h"
 #include "probe/probe.h"
@@ -528,7 +529,8 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 	} else if (s->nprocs == 0) {
 		printf(": none recognised\n");
 	} else {
-		printf("\n  %7s  %-16s %-14s %10s %10s  %s\n", "PID", "KIND", "NAME", "RSS", "GPU MEM", "CAP");
+		printf("\n  %7s  %-16s %-14s %-20s %10s %10s  %s\n", "PID", "KIND", "NAME", "CONTAINER", "RSS", "GPU MEM",
+		       "CAP");
 		for (int i = 0; i < s->nprocs; i++) {
 			const struct sp_proc *p = &s->procs[i];
 			char cap[96] = "";
@@ -538,7 +540,10 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 				snprintf(cap, sizeof cap, "%.2f = %s of the %s (%s)", p->cap_frac,
 					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * base), of,
 					 p->cap_default ? "default: not capped on its command line" : p->cap_flag);
-			printf("  %7d  %-16s %-14s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name,
+			char ct[21];
+			sp_container_label(&p->ct, ct, sizeof ct);
+			sp_text_clean(ct);
+			printf("  %7d  %-16s %-14s %-20s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name, ct,
 			       sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),
 			       sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
 		}
