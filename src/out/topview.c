@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The screen of `sparkops top` as a grid of cells (topview.h). Pure. */
 #include "out/topview.h"
+#include "probe/container.h"
 #include "util/sort.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -548,6 +549,9 @@ static const char *kind_short(enum sp_proc_kind k)
 	return k == SP_PROC_SERVER ? "server" : k == SP_PROC_TRAINER ? "trainer" : k == SP_PROC_GPU ? "gpu" : "other";
 }
 
+/* top's process list has a CONTAINER column from this width on */
+#define SP_TV_CT_COLS 110
+
 static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_in *in)
 {
 	const struct sp_sample *s = in->s;
@@ -561,8 +565,10 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 		put(g, r, 2, SP_TVA_DIM, "none recognised");
 		return r + 1;
 	}
-	putf(g, r, 0, SP_TVA_DIM, "%7s %-7s %-14s %9s %9s  %-16s %s", "PID", "KIND", "NAME", "RSS", "GPU MEM", "CAP",
-	     "COMMAND");
+	/* the CONTAINER column where it fits beside the CAP column and some of the command */
+	bool ctcol = g->cols >= SP_TV_CT_COLS;
+	putf(g, r, 0, SP_TVA_DIM, "%7s %-7s %-14s %-*s%s%9s %9s  %-16s %s", "PID", "KIND", "NAME", ctcol ? 16 : 0,
+	     ctcol ? "CONTAINER" : "", ctcol ? " " : "", "RSS", "GPU MEM", "CAP", "COMMAND");
 	r++;
 	const struct sp_proc *order[SP_MAX_PROCS];
 	int n = s->nprocs < SP_MAX_PROCS ? s->nprocs : SP_MAX_PROCS;
@@ -581,8 +587,12 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 		snprintf(cmd, sizeof cmd, "%s", p->cmdline);
 		sp_text_clean(name);
 		sp_text_clean(cmd);
+		char ct[40];
+		sp_container_label(&p->ct, ct, sizeof ct);
+		sp_text_clean(ct);
 		c = putf(g, r, 0, p->kind == SP_PROC_SERVER || p->kind == SP_PROC_TRAINER ? SP_TVA_NONE : SP_TVA_DIM,
-			 "%7d %-7s %-14.14s %9s %9s  ", p->pid, kind_short(p->kind), name,
+			 "%7d %-7s %-14.14s %-*.*s%s%9s %9s  ", p->pid, kind_short(p->kind), name, ctcol ? 16 : 0,
+			 ctcol ? 16 : 0, ct, ctcol ? " " : "",
 			 sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),
 			 sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-");
 		c = putf(g, r, c, p->cap_default ? SP_TVA_WARN : SP_TVA_NONE, "%-16s ", cap);

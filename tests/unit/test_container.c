@@ -9,6 +9,9 @@
 #include <cmocka.h>
 
 #include "probe/container.h"
+#include "probe/unexplained.h"
+
+#include <stdlib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +66,11 @@ static void test_podman(void **st)
 	expect("0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope\n", SP_CT_PODMAN, "", "",
 	       2);
 	expect("7:memory:/libpod_parent/libpod-" ID "\n", SP_CT_PODMAN, "", "", 1);
+	/* the container's own folder, not the one its runtime nests below it */
+	struct sp_container c = parse("0::/machine.slice/libpod-" ID ".scope/container\n", 0);
+	assert_string_equal(c.cg_path, "/machine.slice/libpod-" ID ".scope");
+	c = parse("0::/system.slice/ollama.service\n", 0);
+	assert_string_equal(c.cg_path, "/system.slice/ollama.service");
 	/* conmon watches the container from outside it */
 	expect("0::/machine.slice/libpod-conmon-" ID ".scope\n", SP_CT_NONE, "", "", 2);
 }
@@ -150,12 +158,73 @@ static void test_kubelet_names(void **st)
 	assert_int_equal(sp_pod_hosts_parse(host, strlen(host), name, sizeof name), -1);
 }
 
+#define GIB (1024ULL * 1024 * 1024)
+#define MIB (1024ULL * 1024)
+
+static void test_unexplained(void **st)
+{
+	(void)st;
+	struct sp_sample *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	struct sp_meminfo *m = &s->mem;
+	m->why = SP_OK;
+	static const struct { enum sp_mi k; uint64_t v; } v[] = {
+		{ SP_MI_TOTAL, 120 * GIB }, { SP_MI_FREE, 6 * GIB }, { SP_MI_BUFFERS, GIB / 2 },
+		{ SP_MI_CACHED, 19 * GIB + GIB / 2 }, { SP_MI_SHMEM, 6 * GIB }, { SP_MI_ANON_PAGES, 40 * GIB },
+		{ SP_MI_SRECLAIMABLE, 2 * GIB }, { SP_MI_SUNRECLAIM, GIB }, { SP_MI_PAGE_TABLES, 256 * MIB },
+		{ SP_MI_KERNEL_STACK, 64 * MIB }, { SP_MI_VMALLOC_USED, 192 * MIB },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		m->v[v[i].k] = v[i].v;
+		m->have |= 1ULL << v[i].k;
+	}
+	struct sp_unexplained u;
+	sp_unexplained_compute(s, NULL, &u);
+	assert_int_equal(u.unexplained.why, SP_OK);
+	assert_true(u.used.v == 100 * GIB);
+	assert_true(u.kernel == 3 * GIB + 512 * MIB);
+	assert_true(u.unexplained.v == 50 * GIB + 512 * MIB);
+	/* GPU memory of a process, and one NVML lists that /proc does not show */
+	s->nprocs = 2;
+	s->procs[0] = (struct sp_proc){ .pid = 10, .comm = "python3", .kind = SP_PROC_SERVER,
+					.gpu_mem = { 8 * GIB, SP_OK } };
+	s->procs[1] = (struct sp_proc){ .pid = 99, .kind = SP_PROC_GPU, .gpu_mem = { 4 * GIB, SP_OK } };
+	struct sp_devshm shm = { .why = SP_OK, .holders_known = true, .orphan_resident = GIB };
+	sp_unexplained_compute(s, &shm, &u);
+	assert_true(u.gpu == 12 * GIB);
+	assert_int_equal(u.driver_pids, 1);
+	assert_true(u.driver_bytes == 4 * GIB);
+	assert_true(u.shmem_orphan == GIB);
+	assert_true(u.unexplained.v == 39 * GIB + 512 * MIB);
+	/* holders not known: no shmem is called orphaned */
+	shm.holders_known = false;
+	sp_unexplained_compute(s, &shm, &u);
+	assert_true(u.unexplained.v == 38 * GIB + 512 * MIB);
+	/* GPU memory past what is left (managed memory counted as anonymous too): 0, and said */
+	s->procs[0].gpu_mem.v = 80 * GIB;
+	sp_unexplained_compute(s, NULL, &u);
+	assert_true(u.unexplained.v == 0);
+	assert_true(u.gpu_overlap);
+	/* a missing kernel term is named, the rest still counted */
+	s->nprocs = 0;
+	m->have &= ~(1ULL << SP_MI_VMALLOC_USED);
+	sp_unexplained_compute(s, NULL, &u);
+	assert_int_equal(u.kernel_missing, 8u);
+	assert_true(u.unexplained.v == 50 * GIB + 704 * MIB);
+	/* no AnonPages: unknown, never 0 */
+	m->have &= ~(1ULL << SP_MI_ANON_PAGES);
+	sp_unexplained_compute(s, NULL, &u);
+	assert_int_not_equal(u.unexplained.why, SP_OK);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_docker),      cmocka_unit_test(test_podman),
 		cmocka_unit_test(test_kubernetes),  cmocka_unit_test(test_units),
 		cmocka_unit_test(test_garbage),     cmocka_unit_test(test_kubelet_names),
+		cmocka_unit_test(test_unexplained),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
