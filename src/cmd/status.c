@@ -29,7 +29,9 @@ static const struct sp_cmdspec spec = {
 		 "\n"
 		 "One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
 		 "thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
-		 "(inference servers and trainers) competing for the pool.\n"
+		 "(inference servers and trainers) competing for the pool, with the container,\n"
+		 "pod or systemd unit each runs in; what each container holds; and the part of\n"
+		 "the pool that no process, shmem, kernel structure or GPU reading explains.\n"
 		 "\n",
 	.tail = "environment: SPARKOPS_NVML_LIB=PATH loads that NVML library instead of libnvidia-ml.so.1\n"
 		"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, driver not\n"

@@ -640,7 +640,7 @@ static uint64_t ct_weight(const struct sp_ctmem *m)
 static void write_containers(struct sp_prom *w, const struct sp_sample *s)
 {
 	int n = s->ncontainers < SP_MAX_CONTAINERS ? s->ncontainers : SP_MAX_CONTAINERS;
-	int order[SP_MAX_CONTAINERS];
+	int order[SP_MAX_CONTAINERS] = { 0 };
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	for (int i = 1; i < n; i++) /* insertion sort, largest first: at most 16 */
