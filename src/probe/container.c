@@ -347,13 +347,24 @@ static int read_hostname(int pid, char *out, size_t cap)
 	close(rfd);
 	if (efd < 0)
 		return -e;
+	/* a regular file before it is opened (the root is the container's: a
+	 * device node there is never opened), and the same file after */
+	struct sp_stat_pre { dev_t dev; ino_t ino; } pre;
+	struct stat st;
+	int sr = fstatat(efd, "hostname", &st, AT_SYMLINK_NOFOLLOW);
+	if (sr < 0 || !S_ISREG(st.st_mode)) {
+		e = sr < 0 ? errno : EINVAL;
+		close(efd);
+		return -e;
+	}
+	pre.dev = st.st_dev;
+	pre.ino = st.st_ino;
 	int fd = openat(efd, "hostname", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	e = errno;
 	close(efd);
 	if (fd < 0)
 		return -e;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != pre.dev || st.st_ino != pre.ino) {
 		close(fd);
 		return -EINVAL;
 	}
