@@ -94,6 +94,30 @@ expect_jq '.pool.unexplained_bytes < 4*'$GIB' and .unexplained.over_threshold ==
 run $S status --json $(sysroot broken)
 expect_jq '.pool.unexplained_bytes == null' "a garbled meminfo: null, never 0"
 
+# --- a container's root is not trusted ----------------------------------------------------
+# its hostname a FIFO: never opened (it would block), the short id instead
+T3="$TMP/fifo"
+cp -r "$FIX/containers" "$T3"
+rm -f "$T3/proc/5101/root/etc/hostname"
+mkfifo "$T3/proc/5101/root/etc/hostname"
+run timeout 20 $S status --json --procfs "$T3/proc" --sysfs "$T3/sys"
+expect_rc 0 "a FIFO for the container's hostname: status answers"
+expect_jq '.processes[] | select(.pid == 5101) | .container | .name == "9a1b00000000" and .name_source == "short_id"' \
+	"a FIFO for the container's hostname: the short id"
+# its etc a link out of the root: not followed
+rm -rf "$T3/proc/5101/root/etc"
+mkdir -p "$T3/outside"
+printf 'escaped\n' >"$T3/outside/hostname"
+ln -s "$T3/outside" "$T3/proc/5101/root/etc"
+run $S status --json --procfs "$T3/proc" --sysfs "$T3/sys"
+expect_jq '.processes[] | select(.pid == 5101) | .container.name == "9a1b00000000"' "an etc that is a link: not followed"
+# a hostname that is not a host name (escapes, spaces): not shown
+rm -f "$T3/proc/5101/root/etc"
+mkdir -p "$T3/proc/5101/root/etc"
+printf 'evil\033[2Jname\n' >"$T3/proc/5101/root/etc/hostname"
+run $S status --json --procfs "$T3/proc" --sysfs "$T3/sys"
+expect_jq '.processes[] | select(.pid == 5101) | .container.name == "9a1b00000000"' "a hostname with control bytes: the short id"
+
 # --- the exposition: per container, bounded ---------------------------------------------
 for fx in containers containers-v1; do
 	run $S metrics $(sysroot $fx)
