@@ -213,7 +213,7 @@ void sp_top_spark(const struct sp_top_hist *h, enum sp_top_series ser, int width
 
 const char *sp_top_sort_name(enum sp_top_sort k)
 {
-	static const char *const n[SP_TOP_SORT_N] = { "rss", "gpu", "pid", "kind" };
+	static const char *const n[SP_TOP_SORT_N] = { "rss", "gpu", "pid", "kind", "container" };
 	return k >= 0 && k < SP_TOP_SORT_N ? n[k] : "rss";
 }
 
@@ -544,6 +544,18 @@ static int cmp_kind(const void *a, const void *b)
 	return x->kind != y->kind ? (int)x->kind - (int)y->kind : cmp_rss(a, b);
 }
 
+static int cmp_container(const void *a, const void *b)
+{
+	const struct sp_proc *x = *(const struct sp_proc *const *)a, *y = *(const struct sp_proc *const *)b;
+	int rx = x->ct.runtime != SP_CT_NONE ? 0 : x->ct.unit[0] ? 1 : 2;
+	int ry = y->ct.runtime != SP_CT_NONE ? 0 : y->ct.unit[0] ? 1 : 2;
+	if (rx != ry)
+		return rx - ry;
+	char lx[80], ly[80];
+	int c = strcmp(sp_container_label(&x->ct, lx, sizeof lx), sp_container_label(&y->ct, ly, sizeof ly));
+	return c ? c : cmp_rss(a, b);
+}
+
 static const char *kind_short(enum sp_proc_kind k)
 {
 	return k == SP_PROC_SERVER ? "server" : k == SP_PROC_TRAINER ? "trainer" : k == SP_PROC_GPU ? "gpu" : "other";
@@ -574,7 +586,8 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 	int n = s->nprocs < SP_MAX_PROCS ? s->nprocs : SP_MAX_PROCS;
 	for (int i = 0; i < n; i++)
 		order[i] = &s->procs[i];
-	static int (*const cmp[SP_TOP_SORT_N])(const void *, const void *) = { cmp_rss, cmp_gpu, cmp_pid, cmp_kind };
+	static int (*const cmp[SP_TOP_SORT_N])(const void *, const void *) = { cmp_rss, cmp_gpu, cmp_pid, cmp_kind,
+									    cmp_container };
 	sp_sort(order, (size_t)n, sizeof(const struct sp_proc *), cmp[in->sort >= 0 && in->sort < SP_TOP_SORT_N ? in->sort : 0]);
 	for (int i = 0; i < n && r < end; i++, r++) {
 		const struct sp_proc *p = order[i];
@@ -627,7 +640,7 @@ static void help(struct sp_tv_grid *g, int r, int end)
 		"sparkops top: the live view of a unified-memory machine",
 		"",
 		"  q          quit (the terminal is restored)",
-		"  s          cycle the process sort: rss, gpu, pid, kind",
+		"  s          cycle the process sort: rss, gpu, pid, kind, container",
 		"  p          pause / resume sampling",
 		"  f          flush the page cache (root; asks y/n; shows what it freed)",
 		"  h ?        this help; any key closes it",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* top's CONTAINER column (out/topview.c): the container, pod or unit of each
  * process where the screen is wide enough, none on a narrow one (the CAP
- * column keeps its place). */
+ * column keeps its place); the sort that groups the list by container. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
 
 #define GIB (1024ULL * 1024 * 1024)
 
-static char *render(int cols)
+static char *render(int cols, enum sp_top_sort sort)
 {
 	struct sp_sample *s = calloc(1, sizeof *s);
 	struct sp_tv_grid *g = calloc(1, sizeof *g);
@@ -50,13 +50,20 @@ static char *render(int cols)
 	p->gpu_mem.why = SP_MISSING;
 	snprintf(p->name, sizeof p->name, "ollama");
 	snprintf(p->ct.unit, sizeof p->ct.unit, "ollama.service");
-	s->nprocs = 2;
+	p = &s->procs[2];
+	p->pid = 6001;
+	p->kind = SP_PROC_TRAINER;
+	p->rss_bytes = 50 * GIB;
+	p->gpu_mem.why = SP_MISSING;
+	snprintf(p->name, sizeof p->name, "train.py");
+	s->nprocs = 3;
 	struct sp_spark k;
 	memset(&k, 0, sizeof k);
 	struct sp_top_hist h;
 	sp_top_hist_init(&h);
 	sp_top_hist_push(&h, s, &k);
-	struct sp_topview_in in = { .s = s, .k = &k, .h = &h, .host = "spark", .interval_s = 1, .samples = 1 };
+	struct sp_topview_in in = { .s = s, .k = &k, .h = &h, .host = "spark", .interval_s = 1, .samples = 1,
+				     .sort = sort };
 	sp_topview_render(g, 40, cols, &in);
 	size_t len = 0;
 	buf[0] = 0;
@@ -73,7 +80,7 @@ static char *render(int cols)
 static void wide(void **st)
 {
 	(void)st;
-	const char *b = render(140);
+	const char *b = render(140, SP_TOP_SORT_RSS);
 	assert_non_null(strstr(b, "NAME           CONTAINER "));
 	assert_non_null(strstr(b, "vllm           ml/sglang-0 "));
 	assert_non_null(strstr(b, "ollama         ollama.service "));
@@ -83,14 +90,28 @@ static void wide(void **st)
 static void narrow(void **st)
 {
 	(void)st;
-	const char *b = render(80);
+	const char *b = render(80, SP_TOP_SORT_RSS);
 	assert_null(strstr(b, "CONTAINER"));
 	assert_null(strstr(b, "ml/sglang-0"));
 	assert_non_null(strstr(b, "0.50=60.0 GiB"));
 }
 
+static void grouped(void **st)
+{
+	(void)st;
+	const char *b = render(140, SP_TOP_SORT_RSS);
+	assert_true(strstr(b, "train.py") < strstr(b, "ml/sglang-0")); /* the largest first */
+	b = render(140, SP_TOP_SORT_CONTAINER);
+	assert_non_null(strstr(b, "sort: container"));
+	const char *pod = strstr(b, "ml/sglang-0"), *unit = strstr(b, "ollama.service"), *host = strstr(b, "train.py");
+	assert_non_null(pod);
+	assert_non_null(unit);
+	assert_non_null(host);
+	assert_true(pod < unit && unit < host); /* containers and pods, host units, the rest */
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(wide), cmocka_unit_test(narrow) };
+	const struct CMUnitTest tests[] = { cmocka_unit_test(wide), cmocka_unit_test(narrow), cmocka_unit_test(grouped) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
