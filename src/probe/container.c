@@ -243,6 +243,22 @@ const char *sp_container_label(const struct sp_container *c, char *buf, size_t n
 	return buf;
 }
 
+const char *sp_container_word(const struct sp_container *c, char *buf, size_t n)
+{
+	if (n == 0)
+		return buf;
+	buf[0] = 0;
+	if (c->runtime == SP_CT_NONE && !c->unit[0])
+		return buf;
+	char l[96];
+	sp_container_label(c, l, sizeof l);
+	for (char *q = l; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || strchr("._:@/-", *q)))
+			*q = '_';
+	snprintf(buf, n, " container=%s", l);
+	return buf;
+}
+
 /* ---- names ----------------------------------------------------------------------- */
 
 /* a host name as RFC 1123 allows it (and '_'): what a person may be shown */

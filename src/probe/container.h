@@ -57,6 +57,11 @@ void sp_containers_read(struct sp_sample *s);
  * the host ("ollama.service"), or "-". Cut to n - 1 bytes. */
 const char *sp_container_label(const struct sp_container *c, char *buf, size_t n);
 
+/* The label as one key=value word for the CSV log's event details (pure):
+ * " container=LABEL" with every byte outside [A-Za-z0-9._:@/-] made '_', or ""
+ * on the host outside any unit. */
+const char *sp_container_word(const struct sp_container *c, char *buf, size_t n);
+
 /* The host's root for files outside /proc and /sys (the kubelet's folders,
  * /dev/shm): "/" on the live machine; with a moved procfs "DIR/proc", DIR
  * (a fixture tree's own var/ and dev/shm). */

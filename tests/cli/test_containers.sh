@@ -208,6 +208,12 @@ live() {
 	[ -f "$dir/memory.current" ] || [ -f "$dir/memory.usage_in_bytes" ] && has_mem=1
 	# a private /dev/shm: the machine's is never read
 	run unshare -m sh -c 'mount -t tmpfs none /dev/shm && exec "$0" status --json' "$S"
+	cp "$OUT" "$TMP/live.json"
+	# the CSV log's start row names the job's container
+	run $S watch --pid $pid --count 1 --interval 0.1 --log "$TMP/live.csv"
+	grep -Eq ",event,start,interval=0.1 host=[^ ]+ pid=$pid container=[A-Za-z0-9._:@/-]+(,|\$)" "$TMP/live.csv"
+	_report $? "live: watch --pid's start row names the job's container"
+	cp "$TMP/live.json" "$OUT"
 	kill $(cat "$dir/cgroup.procs" 2>/dev/null) $sh_pid 2>/dev/null
 	wait $sh_pid 2>/dev/null
 	# the folder empties once the killed process is gone for good

@@ -133,6 +133,19 @@ static void test_garbage(void **st)
 	assert_int_equal(c.runtime, SP_CT_DOCKER);
 }
 
+static void test_word(void **st)
+{
+	(void)st;
+	char w[112];
+	struct sp_container c = parse("0::/system.slice/docker-" ID ".scope\n", 0);
+	snprintf(c.name, sizeof c.name, "vllm-qwen");
+	assert_string_equal(sp_container_word(&c, w, sizeof w), " container=vllm-qwen");
+	c = parse("0::/system.slice/my\tsvc x.service\n", 0);
+	assert_string_equal(sp_container_word(&c, w, sizeof w), " container=my_svc_x.service");
+	c = parse("0::/\n", 0);
+	assert_string_equal(sp_container_word(&c, w, sizeof w), "");
+}
+
 static void test_kubelet_names(void **st)
 {
 	(void)st;
@@ -224,7 +237,7 @@ int main(void)
 		cmocka_unit_test(test_docker),      cmocka_unit_test(test_podman),
 		cmocka_unit_test(test_kubernetes),  cmocka_unit_test(test_units),
 		cmocka_unit_test(test_garbage),     cmocka_unit_test(test_kubelet_names),
-		cmocka_unit_test(test_unexplained),
+		cmocka_unit_test(test_unexplained), cmocka_unit_test(test_word),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
