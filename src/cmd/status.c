@@ -282,6 +282,7 @@ static json_t *nobody_json(const struct nobody *n)
 		if (u->kernel_missing >> i & 1)
 			json_array_append_new(km, json_string(kn[i]));
 	json_object_set_new(o, "kernel_not_in_meminfo", km);
+	json_object_set_new(o, "gpu_in_pool", json_boolean(u->gpu_in_pool));
 	json_object_set_new(o, "gpu_bytes", json_integer((json_int_t)u->gpu));
 	json_object_set_new(o, "gpu_processes_unknown", json_integer(u->gpu_unknown));
 	json_object_set_new(o, "gpu_overlaps_processes", json_boolean(u->gpu_overlap));
@@ -695,7 +696,7 @@ static void print_containers(const struct sp_sample *s, const struct style *st)
 		       st->yellow, st->off);
 }
 
-static void print_nobody(const struct nobody *n, const struct style *st)
+static void print_nobody(const struct sp_sample *s, const struct nobody *n, const struct style *st)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
 	const struct sp_unexplained *u = &n->u;
@@ -731,7 +732,13 @@ static void print_nobody(const struct nobody *n, const struct style *st)
 	printf("    2. mlocked %s; hugetlb %s reserved (%s of it free)\n", sp_fmt_bytes(b1, sizeof b1, (double)u->mlocked),
 	       sp_fmt_bytes(b2, sizeof b2, (double)u->hugetlb), sp_fmt_bytes(b3, sizeof b3, (double)u->hugetlb_free));
 	/* 3: the driver */
-	if (u->driver_pids)
+	if (!u->gpu_in_pool && s->ngpu > 0)
+		printf("    3. not the GPU: its memory is its own here (a discrete GPU), outside this figure\n");
+	else if (!u->gpu_in_pool)
+		printf("    3. the GPU driver: no NVML reading (%s): on unified memory its allocations, and any it kept "
+		       "after a failed job, are inside this figure\n",
+		       sp_why_text(s->gpu_status));
+	else if (u->driver_pids)
 		printf("    3. the GPU driver: NVML lists %d process%s /proc does not show, holding %s (left after a "
 		       "failed job, or another PID namespace)\n",
 		       u->driver_pids, u->driver_pids == 1 ? "" : "es", sp_fmt_gib(b6, sizeof b6, (double)u->driver_bytes));
@@ -749,7 +756,7 @@ static void print_human(const struct sp_sample *s, const struct sp_watermarks *w
 {
 	print_header(s, st);
 	print_pool(s, st);
-	print_nobody(nb, st);
+	print_nobody(s, nb, st);
 	if (s->mem.why == SP_OK)
 		print_watermarks(wm, st);
 	print_budget(s, st);

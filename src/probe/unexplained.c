@@ -22,7 +22,9 @@ void sp_unexplained_compute(const struct sp_sample *s, const struct sp_devshm *s
 		u->used.why = u->anon.why = u->unexplained.why = m->why;
 		return;
 	}
-	for (int i = 0; i < s->nprocs; i++) {
+	/* a discrete GPU's memory is its own, not the pool's */
+	u->gpu_in_pool = sp_sample_is_uma(s);
+	for (int i = 0; i < s->nprocs && u->gpu_in_pool; i++) {
 		const struct sp_proc *p = &s->procs[i];
 		if (sp_ok(p->gpu_mem.why)) {
 			u->gpu += p->gpu_mem.v;

@@ -39,7 +39,8 @@ struct sp_unexplained {
 	uint64_t shmem_orphan;  /* of it, in /dev/shm files nobody maps or holds open */
 	uint64_t kernel;        /* Slab + PageTables + KernelStack + VmallocUsed, those read */
 	unsigned kernel_missing;/* bit 0 Slab, 1 PageTables, 2 KernelStack, 3 VmallocUsed: not in meminfo */
-	uint64_t gpu;           /* the listed processes' GPU memory (NVML) */
+	bool gpu_in_pool;       /* the GPU shares the pool (UMA): its memory is counted; else gpu is 0 */
+	uint64_t gpu;           /* the listed processes' GPU memory (NVML), on UMA */
 	int gpu_known, gpu_unknown; /* processes with and without a GPU reading */
 	bool gpu_overlap;       /* the GPU figure exceeds what was left: counted in the processes' memory too */
 	struct sp_u64 unexplained;

@@ -86,6 +86,10 @@ expect_out '^    1\. shmem 6.0 GiB in use; /dev/shm: 2 files no process maps or 
 expect_out '^         nccl-abc123 ' "the orphans listed by name"
 expect_out '^    2\. mlocked 256.0 MiB; hugetlb 2.0 GiB reserved' "cause 2: mlocked and hugetlb pages"
 expect_out '^    3\. the GPU driver: NVML lists 1 process /proc does not show, holding 4.0 GiB' "cause 3: driver-held memory"
+run env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$SC/discrete.scn" FAKE_NVML_PROCS=5101:$((8 * GIB)) \
+	$S status --json $(sysroot containers)
+expect_jq '.pool.unexplained_bytes == 54223962112 + '$orphans' and .unexplained.gpu_in_pool == false and .unexplained.gpu_bytes == 0' \
+	"a discrete GPU: its memory is not taken from the pool's"
 run $S status $(sysroot gb10-loaded)
 expect_no_out 'unexplained' "under the 4 GiB threshold: no row"
 run $S status --json $(sysroot gb10-loaded)

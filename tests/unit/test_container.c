@@ -191,6 +191,8 @@ static void test_unexplained(void **st)
 		m->v[v[i].k] = v[i].v;
 		m->have |= 1ULL << v[i].k;
 	}
+	s->ngpu = 1;
+	s->gpus[0].integrated = true; /* the GPU shares the pool */
 	struct sp_unexplained u;
 	sp_unexplained_compute(s, NULL, &u);
 	assert_int_equal(u.unexplained.why, SP_OK);
@@ -209,6 +211,13 @@ static void test_unexplained(void **st)
 	assert_true(u.driver_bytes == 4 * GIB);
 	assert_true(u.shmem_orphan == GIB);
 	assert_true(u.unexplained.v == 39 * GIB + 512 * MIB);
+	/* a discrete GPU's memory is not the pool's */
+	s->gpus[0].integrated = false;
+	sp_unexplained_compute(s, &shm, &u);
+	assert_false(u.gpu_in_pool);
+	assert_true(u.gpu == 0 && u.driver_pids == 0);
+	assert_true(u.unexplained.v == 51 * GIB + 512 * MIB);
+	s->gpus[0].integrated = true;
 	/* holders not known: no shmem is called orphaned */
 	shm.holders_known = false;
 	sp_unexplained_compute(s, &shm, &u);
