@@ -712,7 +712,7 @@ static void print_nobody(const struct sp_sample *s, const struct nobody *n, cons
 	/* 1: shmem, /dev/shm files nobody maps */
 	printf("    1. shmem %s in use", sp_fmt_gib(b1, sizeof b1, (double)u->shmem));
 	if (!n->shm_read || n->shm.why != SP_OK)
-		printf("; /dev/shm %s\n", n->shm_read ? sp_why_text(n->shm.why) : "not scanned");
+		printf("; /dev/shm %s\n", n->shm_read ? sp_why_text(n->shm.why) : "not scanned (--no-processes)");
 	else if (!n->shm.holders_known)
 		printf("; /dev/shm holds %d file%s: some processes' maps could not be read (run as root to name the "
 		       "orphans)\n", n->shm.nfiles, n->shm.nfiles == 1 ? "" : "s");

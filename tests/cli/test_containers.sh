@@ -95,6 +95,11 @@ expect_no_out 'unexplained' "under the 4 GiB threshold: no row"
 run $S status --json $(sysroot gb10-loaded)
 expect_jq '.pool.unexplained_bytes < 4*'$GIB' and .unexplained.over_threshold == false and .unexplained.devshm.status == "not_scanned"' \
 	"under the threshold: the figure, /dev/shm not scanned"
+run $S status --json --no-processes $(sysroot containers)
+expect_jq '.containers == null and .pool.unexplained_bytes == 54223962112 and .unexplained.devshm.status == "not_scanned"' \
+	"--no-processes: containers null, the figure without the /dev/shm scan"
+run $S status --no-processes $(sysroot containers)
+expect_out '/dev/shm not scanned \(--no-processes\)' "--no-processes: the cause says /dev/shm was not scanned"
 run $S status --json $(sysroot broken)
 expect_jq '.pool.unexplained_bytes == null' "a garbled meminfo: null, never 0"
 
