@@ -31,6 +31,8 @@ status $LOADED
 status $LOADED --json
 status --procfs $FIX/broken/proc --sysfs $FIX/broken/sys --json
 status --procfs $FIX/container-v2/proc --sysfs $FIX/container-v2/sys --json
+status --procfs $FIX/containers/proc --sysfs $FIX/containers/sys
+metrics --procfs $FIX/containers-v1/proc --sysfs $FIX/containers-v1/sys
 plan llama-3.1-8b --method lora
 plan llama-3.1-8b --method qlora --json
 ladder $LOADED --json

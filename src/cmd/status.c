@@ -5,6 +5,8 @@
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
 #include "probe/platform.h"
+#include "probe/container.h"
+#include "probe/unexplained.h"
 #include "probe/pool.h"
 #include "probe/poolmodel.h"
 #include "probe/spark.h"
@@ -30,7 +32,9 @@ static const struct sp_cmdspec spec = {
 		 "\n"
 		 "One snapshot of the memory pool, the budget a new job can count on, pressure,\n"
 		 "thermal and power sensors, the GPU through NVML, and the memory-heavy processes\n"
-		 "(inference servers and trainers) competing for the pool.\n"
+		 "(inference servers and trainers) competing for the pool, with the container,\n"
+		 "pod or systemd unit each runs in; what each container holds; and the part of\n"
+		 "the pool that no process, shmem, kernel structure or GPU reading explains.\n"
 		 "\n",
 	.tail = "environment: SPARKOPS_NVML_LIB=PATH loads that NVML library instead of libnvidia-ml.so.1\n"
 		"exit: 0 ok, 1 trouble (budget under 1 GiB, memory pressure, GPU lost, driver not\n"
@@ -250,8 +254,116 @@ static json_t *platform_json(const struct sp_platform *p)
 	return o;
 }
 
+/* ---- containers and the memory nobody holds ------------------------------------------ */
+
+/* what the pool gives a container on this machine: its processes' RSS and GPU memory */
+static uint64_t ct_share(const struct sp_ctmem *m)
+{
+	return m->rss_bytes + (sp_ok(m->gpu_mem.why) ? m->gpu_mem.v : 0);
+}
+
+static json_t *containers_json(const struct sp_sample *s)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < s->ncontainers; i++) {
+		const struct sp_ctmem *m = &s->containers[i];
+		json_t *o = sp_json_container(&m->ct), *un = json_object();
+		json_object_set_new(o, "processes", json_integer(m->nprocs));
+		put_u64w(o, un, "memory_current_bytes", m->current);
+		put_u64w(o, un, "memory_peak_bytes", m->peak);
+		json_object_set_new(o, "memory_limit_bytes", sp_ok(m->limit.why) ? json_integer((json_int_t)m->limit.v)
+									    : json_null());
+		if (!sp_ok(m->limit.why))
+			json_object_set_new(un, "memory_limit_bytes",
+					    json_string(m->unlimited ? "unlimited" : sp_why_key(m->limit.why)));
+		put_u64w(o, un, "page_cache_bytes", m->file);
+		json_object_set_new(o, "rss_bytes", json_integer((json_int_t)m->rss_bytes));
+		put_u64w(o, un, "gpu_memory_bytes", m->gpu_mem);
+		json_object_set_new(o, "pool_share_bytes", json_integer((json_int_t)ct_share(m)));
+		/* on unified memory the GPU's allocations come from the pool, outside the cgroup's charge */
+		json_object_set_new(o, "limit_bounds_gpu", sp_sample_is_uma(s) ? json_false() : json_null());
+		json_object_set_new(o, "memory_unavailable", un);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+struct nobody {
+	struct sp_unexplained u;
+	struct sp_devshm shm;
+	bool shm_read;
+};
+
+static void nobody_compute(const struct sp_sample *s, bool procs_scanned, struct nobody *n)
+{
+	memset(n, 0, sizeof *n);
+	n->shm.why = SP_MISSING;
+	sp_unexplained_compute(s, NULL, &n->u);
+	/* /dev/shm's files and who holds them (every process's maps): only when
+	 * the pool's unexplained part could reach the threshold with all shmem in it */
+	if (procs_scanned && sp_ok(n->u.unexplained.why) && n->u.unexplained.v + n->u.shmem >= SP_UNEXPLAINED_SHOW) {
+		sp_devshm_read(&n->shm);
+		n->shm_read = true;
+		sp_unexplained_compute(s, &n->shm, &n->u);
+	}
+}
+
+static json_t *nobody_json(const struct nobody *n)
+{
+	const struct sp_unexplained *u = &n->u;
+	json_t *o = json_object(), *un = json_object();
+	put_u64w(o, un, "used_bytes", u->used);
+	put_u64w(o, un, "anonymous_bytes", u->anon);
+	bool ok = sp_ok(u->unexplained.why);
+	json_object_set_new(o, "shmem_bytes", ok ? json_integer((json_int_t)u->shmem) : json_null());
+	json_object_set_new(o, "shmem_orphaned_bytes", ok ? json_integer((json_int_t)u->shmem_orphan) : json_null());
+	json_object_set_new(o, "kernel_bytes", ok ? json_integer((json_int_t)u->kernel) : json_null());
+	json_t *km = json_array();
+	static const char *const kn[] = { "Slab", "PageTables", "KernelStack", "VmallocUsed" };
+	for (unsigned i = 0; i < 4; i++)
+		if (u->kernel_missing >> i & 1)
+			json_array_append_new(km, json_string(kn[i]));
+	json_object_set_new(o, "kernel_not_in_meminfo", km);
+	json_object_set_new(o, "gpu_in_pool", json_boolean(u->gpu_in_pool));
+	json_object_set_new(o, "gpu_bytes", json_integer((json_int_t)u->gpu));
+	json_object_set_new(o, "gpu_processes_unknown", json_integer(u->gpu_unknown));
+	json_object_set_new(o, "gpu_overlaps_processes", json_boolean(u->gpu_overlap));
+	put_u64w(o, un, "unexplained_bytes", u->unexplained);
+	json_object_set_new(o, "threshold_bytes", json_integer((json_int_t)SP_UNEXPLAINED_SHOW));
+	json_object_set_new(o, "over_threshold", json_boolean(ok && u->unexplained.v >= SP_UNEXPLAINED_SHOW));
+	json_object_set_new(o, "mlocked_bytes", json_integer((json_int_t)u->mlocked));
+	json_object_set_new(o, "hugetlb_bytes", json_integer((json_int_t)u->hugetlb));
+	json_object_set_new(o, "hugetlb_free_bytes", json_integer((json_int_t)u->hugetlb_free));
+	json_object_set_new(o, "driver_held_processes", json_integer(u->driver_pids));
+	json_object_set_new(o, "driver_held_bytes", json_integer((json_int_t)u->driver_bytes));
+	json_t *d = json_object();
+	if (!n->shm_read) {
+		json_object_set_new(d, "status", json_string("not_scanned"));
+	} else {
+		json_object_set_new(d, "status", json_string(sp_why_key(n->shm.why)));
+		json_object_set_new(d, "holders_known", json_boolean(n->shm.holders_known));
+		json_object_set_new(d, "files_total", json_integer(n->shm.nfiles));
+		json_t *fa = json_array();
+		for (int i = 0; i < n->shm.n; i++) {
+			const struct sp_shmfile *f = &n->shm.f[i];
+			json_t *fo = json_object();
+			json_object_set_new(fo, "name", sp_json_text(f->name));
+			json_object_set_new(fo, "size_bytes", json_integer((json_int_t)f->size));
+			json_object_set_new(fo, "resident_bytes", json_integer((json_int_t)f->resident));
+			json_object_set_new(fo, "owner_uid", json_integer((json_int_t)f->uid));
+			json_object_set_new(fo, "holder_pid", f->holder ? json_integer(f->holder) : json_null());
+			json_array_append_new(fa, fo);
+		}
+		json_object_set_new(d, "files", fa);
+	}
+	json_object_set_new(o, "devshm", d);
+	json_object_set_new(o, "unavailable", un);
+	return o;
+}
+
 static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
-			   const struct sp_platform *pf, const struct verdict *v, bool procs_scanned)
+			   const struct sp_platform *pf, const struct verdict *v, bool procs_scanned,
+			   const struct nobody *nb)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "version", json_string(SPARKOPS_VERSION));
@@ -260,7 +372,11 @@ static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks
 		host[0] = 0;
 	json_object_set_new(root, "host", host[0] ? sp_json_text(host) : json_null());
 	json_object_set_new(root, "time_unix", json_real(round(s->wall * 1000.0) / 1000.0));
-	json_object_set_new(root, "pool", sp_json_pool(s));
+	json_t *pool = sp_json_pool(s);
+	json_object_set_new(pool, "unexplained_bytes",
+			    sp_ok(nb->u.unexplained.why) ? json_integer((json_int_t)nb->u.unexplained.v) : json_null());
+	json_object_set_new(root, "pool", pool);
+	json_object_set_new(root, "unexplained", nobody_json(nb));
 	json_object_set_new(root, "watermarks", watermarks_json(wm));
 	json_object_set_new(root, "budget", sp_json_budget(s));
 	json_object_set_new(root, "cgroup", sp_json_cgroup(s));
@@ -275,6 +391,7 @@ static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks
 	json_object_set_new(root, "platform", platform_json(pf));
 	/* not looked at is not "none": null */
 	json_object_set_new(root, "processes", procs_scanned ? sp_json_procs(s) : json_null());
+	json_object_set_new(root, "containers", procs_scanned ? containers_json(s) : json_null());
 	json_object_set_new(root, "warnings", json_integer((json_int_t)s->warnings));
 	json_object_set_new(root, "trouble", json_boolean(v->trouble));
 	json_object_set_new(root, "verdict", json_string(v->line));
@@ -283,9 +400,10 @@ static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks
 }
 
 static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
-		      const struct sp_platform *pf, const struct verdict *v, bool procs_scanned)
+		      const struct sp_platform *pf, const struct verdict *v, bool procs_scanned,
+		      const struct nobody *nb)
 {
-	json_t *root = status_json(s, wm, k, pf, v, procs_scanned);
+	json_t *root = status_json(s, wm, k, pf, v, procs_scanned, nb);
 	int r = sp_json_print(stdout, root);
 	json_decref(root);
 	return r;
@@ -304,7 +422,13 @@ json_t *sp_status_document(const struct sp_sample *s, bool procs_scanned)
 	struct sp_platform pf;
 	sp_platform_read(&pf, s);
 	judge_platform(&pf, &v);
-	return status_json(s, &wm, &k, &pf, &v, procs_scanned);
+	struct nobody *nb = malloc(sizeof *nb);
+	if (!nb)
+		return NULL;
+	nobody_compute(s, procs_scanned, nb);
+	json_t *d = status_json(s, &wm, &k, &pf, &v, procs_scanned, nb);
+	free(nb);
+	return d;
 }
 
 /* ---- human output ------------------------------------------------------------ */
@@ -605,7 +729,8 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 	} else if (s->nprocs == 0) {
 		printf(": none recognised\n");
 	} else {
-		printf("\n  %7s  %-16s %-14s %10s %10s  %s\n", "PID", "KIND", "NAME", "RSS", "GPU MEM", "CAP");
+		printf("\n  %7s  %-16s %-14s %-20s %10s %10s  %s\n", "PID", "KIND", "NAME", "CONTAINER", "RSS", "GPU MEM",
+		       "CAP");
 		for (int i = 0; i < s->nprocs; i++) {
 			const struct sp_proc *p = &s->procs[i];
 			char cap[96] = "";
@@ -615,7 +740,10 @@ static void print_procs(const struct sp_sample *s, const struct style *st, bool 
 				snprintf(cap, sizeof cap, "%.2f = %s of the %s (%s)", p->cap_frac,
 					 sp_fmt_gib(b3, sizeof b3, p->cap_frac * base), of,
 					 p->cap_default ? "default: not capped on its command line" : p->cap_flag);
-			printf("  %7d  %-16s %-14s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name,
+			char ct[21];
+			sp_container_label(&p->ct, ct, sizeof ct);
+			sp_text_clean(ct);
+			printf("  %7d  %-16s %-14s %-20s %10s %10s  %s\n", p->pid, sp_proc_kind_name(p->kind), p->name, ct,
 			       sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),
 			       sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-", cap);
 		}
@@ -637,12 +765,99 @@ static void print_platform(const struct sp_platform *p, const struct style *st)
 		printf("  %swarning: %s (%s)%s\n", st->yellow, p->warn[i]->warning, p->warn[i]->source, st->off);
 }
 
+static void print_containers(const struct sp_sample *s, const struct style *st)
+{
+	char b[7][32];
+	if (s->ncontainers == 0)
+		return;
+	printf("\n%sCONTAINERS%s what each holds (its cgroup; RSS and GPU memory of its listed processes)\n", st->bold,
+	       st->off);
+	printf("  %-10s %-24s %9s %9s %9s %9s %9s %9s %9s\n", "RUNTIME", "CONTAINER", "MEMORY", "PEAK", "LIMIT",
+	       "CACHE", "RSS", "GPU MEM", "SHARE");
+	for (int i = 0; i < s->ncontainers; i++) {
+		const struct sp_ctmem *m = &s->containers[i];
+		char name[25];
+		sp_container_label(&m->ct, name, sizeof name);
+		sp_text_clean(name);
+#define CT_FMT(n, f) (sp_ok((f).why) ? sp_fmt_gib(b[n], sizeof b[n], (double)(f).v) : "-")
+		printf("  %-10s %-24s %9s %9s %9s %9s %9s %9s %9s\n", sp_ct_runtime_name(m->ct.runtime), name,
+		       CT_FMT(0, m->current), CT_FMT(1, m->peak),
+		       m->unlimited ? "none" : CT_FMT(2, m->limit), CT_FMT(3, m->file),
+		       sp_fmt_gib(b[4], sizeof b[4], (double)m->rss_bytes), CT_FMT(5, m->gpu_mem),
+		       sp_fmt_gib(b[6], sizeof b[6], (double)ct_share(m)));
+#undef CT_FMT
+	}
+	if (s->containers_dropped)
+		printf("  ... and %d more containers not listed\n", s->containers_dropped);
+	if (sp_sample_is_uma(s))
+		printf("  %snote: on unified memory a container's memory limit does not bound the GPU's allocations "
+		       "(cudaMalloc is not charged to its cgroup): its real share of the pool is SHARE, its processes' "
+		       "RSS + GPU memory, whatever LIMIT says%s\n",
+		       st->yellow, st->off);
+}
+
+static void print_nobody(const struct sp_sample *s, const struct nobody *n, const struct style *st)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+	const struct sp_unexplained *u = &n->u;
+	if (!sp_ok(u->unexplained.why) || u->unexplained.v < SP_UNEXPLAINED_SHOW)
+		return;
+	printf("  %s%-13s %10s%s   in use, held by no process, shmem, kernel or GPU reading\n", st->yellow,
+	       "unexplained", sp_fmt_gib(b1, sizeof b1, (double)u->unexplained.v), st->off);
+	printf("  %13s %10s   = used %s - processes' anonymous %s - shmem in use %s - kernel %s - GPU %s\n", "", "",
+	       sp_fmt_gib(b1, sizeof b1, (double)u->used.v), sp_fmt_gib(b2, sizeof b2, (double)u->anon.v),
+	       sp_fmt_gib(b3, sizeof b3, (double)(u->shmem - u->shmem_orphan)),
+	       sp_fmt_gib(b4, sizeof b4, (double)u->kernel), sp_fmt_gib(b5, sizeof b5, (double)u->gpu));
+	printf("  likely causes, in the order to check:\n");
+	/* 1: shmem, /dev/shm files nobody maps */
+	printf("    1. shmem %s in use", sp_fmt_gib(b1, sizeof b1, (double)u->shmem));
+	if (!n->shm_read || n->shm.why != SP_OK)
+		printf("; /dev/shm %s\n", n->shm_read ? sp_why_text(n->shm.why) : "not scanned (--no-processes)");
+	else if (!n->shm.holders_known)
+		printf("; /dev/shm holds %d file%s: some processes' maps could not be read (run as root to name the "
+		       "orphans)\n", n->shm.nfiles, n->shm.nfiles == 1 ? "" : "s");
+	else
+		printf("; /dev/shm: %d file%s no process maps or holds open, %s%s\n", n->shm.norphans,
+		       n->shm.norphans == 1 ? "" : "s", sp_fmt_bytes(b2, sizeof b2, (double)n->shm.orphan_resident),
+		       n->shm.norphans ? " (remove them once their job is gone):" : "");
+	for (int i = 0, shown = 0; i < n->shm.n && shown < 5 && n->shm.holders_known; i++) {
+		const struct sp_shmfile *f = &n->shm.f[i];
+		if (f->holder)
+			continue;
+		printf("         %-32s %10s  uid %u\n", f->name, sp_fmt_bytes(b2, sizeof b2, (double)f->resident),
+		       f->uid);
+		shown++;
+	}
+	/* 2: pinned pages */
+	printf("    2. mlocked %s; hugetlb %s reserved (%s of it free)\n", sp_fmt_bytes(b1, sizeof b1, (double)u->mlocked),
+	       sp_fmt_bytes(b2, sizeof b2, (double)u->hugetlb), sp_fmt_bytes(b3, sizeof b3, (double)u->hugetlb_free));
+	/* 3: the driver */
+	if (!u->gpu_in_pool && s->ngpu > 0)
+		printf("    3. not the GPU: its memory is its own here (a discrete GPU), outside this figure\n");
+	else if (!u->gpu_in_pool)
+		printf("    3. the GPU driver: no NVML reading (%s): on unified memory its allocations, and any it kept "
+		       "after a failed job, are inside this figure\n",
+		       sp_why_text(s->gpu_status));
+	else if (u->driver_pids)
+		printf("    3. the GPU driver: NVML lists %d process%s /proc does not show, holding %s (left after a "
+		       "failed job, or another PID namespace)\n",
+		       u->driver_pids, u->driver_pids == 1 ? "" : "es", sp_fmt_gib(b6, sizeof b6, (double)u->driver_bytes));
+	else if (u->gpu_unknown)
+		printf("    3. the GPU driver: NVML gave no GPU memory for %d listed process%s: their GPU allocations, "
+		       "and any the driver kept after a failed job, are inside this figure\n",
+		       u->gpu_unknown, u->gpu_unknown == 1 ? "" : "es");
+	else
+		printf("    3. the GPU driver: memory it kept after a failed job (NVML's process list accounts for %s)\n",
+		       sp_fmt_gib(b6, sizeof b6, (double)u->gpu));
+}
+
 static void print_human(const struct sp_sample *s, const struct sp_watermarks *wm, const struct sp_spark *k,
 			const struct sp_platform *pf, const struct verdict *v, const struct style *st,
-			bool procs_scanned)
+			bool procs_scanned, const struct nobody *nb)
 {
 	print_header(s, st);
 	print_pool(s, st);
+	print_nobody(s, nb, st);
 	if (s->mem.why == SP_OK)
 		print_watermarks(wm, st);
 	print_budget(s, st);
@@ -652,6 +867,8 @@ static void print_human(const struct sp_sample *s, const struct sp_watermarks *w
 	print_pressure(s, st);
 	print_platform(pf, st);
 	print_procs(s, st, procs_scanned);
+	if (procs_scanned)
+		print_containers(s, st);
 	printf("\n%s%sverdict:%s %s\n", st->bold, v->trouble ? st->red : "", st->off, v->line);
 }
 
@@ -691,13 +908,15 @@ int cmd_status(int argc, char **argv)
 	sp_platform_read(&pf, s);
 	judge_platform(&pf, &v);
 
+	struct nobody nb;
+	nobody_compute(s, (ro.what & SP_READ_PROCS) != 0, &nb);
 	if (json) {
-		print_json(s, &wm, &k, &pf, &v, (ro.what & SP_READ_PROCS) != 0);
+		print_json(s, &wm, &k, &pf, &v, (ro.what & SP_READ_PROCS) != 0, &nb);
 	} else {
 		bool col = sp_color(1);
 		struct style st = { col ? "\033[1m" : "", col ? "\033[2m" : "", col ? "\033[31m" : "",
 				    col ? "\033[33m" : "", col ? "\033[0m" : "" };
-		print_human(s, &wm, &k, &pf, &v, &st, (ro.what & SP_READ_PROCS) != 0);
+		print_human(s, &wm, &k, &pf, &v, &st, (ro.what & SP_READ_PROCS) != 0, &nb);
 	}
 	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
 	if (s->mem.why != SP_OK)

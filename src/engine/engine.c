@@ -11,6 +11,7 @@
 #include "ladder/oomlog.h"
 #include "out/prom.h"
 #include "out/serve_http.h"
+#include "probe/container.h"
 #include "probe/evict.h"
 #include "probe/flush.h"
 #include "probe/harden.h"
@@ -1297,17 +1298,24 @@ static void log_open(struct wl *w)
 static void start_event(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;
-	char host[64] = "", detail[256], words[160];
+	char host[64] = "", detail[256], words[160], cw[112] = "";
 	gethostname(host, sizeof host - 1);
+	/* the job's container, pod or unit (the child starts in ours) */
+	int jpid = o->argv ? (int)w->child.pid : (int)o->pid;
+	if (jpid > 0) {
+		struct sp_container ct;
+		sp_container_read(jpid, &ct);
+		sp_container_word(&ct, cw, sizeof cw);
+	}
 	if (o->argv) {
 		cmd_words(words, sizeof words, o->argv);
-		snprintf(detail, sizeof detail, "interval=%g host=%s pid=%d cmd=%s", o->interval_s, host,
-			 (int)w->child.pid, words);
+		snprintf(detail, sizeof detail, "interval=%g host=%s pid=%d%s cmd=%s", o->interval_s, host,
+			 (int)w->child.pid, cw, words);
 	} else {
 		snprintf(detail, sizeof detail, "interval=%g host=%s%s", o->interval_s, host, "");
 		if (o->pid > 0) {
 			size_t l = strlen(detail);
-			snprintf(detail + l, sizeof detail - l, " pid=%d", (int)o->pid);
+			snprintf(detail + l, sizeof detail - l, " pid=%d%s", (int)o->pid, cw);
 		}
 	}
 	emit_event(w, SP_EV_START, detail);

@@ -4,6 +4,7 @@
  * TYPE on every family, unknown left out. See docs/metrics.md for the list. */
 #include "out/prom.h"
 #include "probe/poolmodel.h"
+#include "probe/container.h"
 #include "probe/spark.h"
 
 #include <math.h>
@@ -680,6 +681,107 @@ static void write_procs(struct sp_prom *w, const struct sp_sample *s)
 	}
 }
 
+/* ---- containers ------------------------------------------------------------------------
+ * One series a container for the SP_PROM_CONTAINERS largest (memory.current,
+ * else its processes' RSS + GPU memory), the rest summed into one row labelled
+ * container="other": at most SP_PROM_CONTAINERS + 1 series a family, whatever
+ * runs on the box (docs/metrics.md). */
+#define SP_PROM_CONTAINERS 8
+
+static uint64_t ct_weight(const struct sp_ctmem *m)
+{
+	uint64_t g = sp_ok(m->gpu_mem.why) ? m->gpu_mem.v : 0;
+	return sp_ok(m->current.why) ? m->current.v : m->rss_bytes + g;
+}
+
+static void write_containers(struct sp_prom *w, const struct sp_sample *s)
+{
+	int n = s->ncontainers < SP_MAX_CONTAINERS ? s->ncontainers : SP_MAX_CONTAINERS;
+	int order[SP_MAX_CONTAINERS] = { 0 };
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = 1; i < n; i++) /* insertion sort, largest first: at most 16 */
+		for (int j = i; j > 0 && ct_weight(&s->containers[order[j]]) > ct_weight(&s->containers[order[j - 1]]); j--) {
+			int t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	int shown = n < SP_PROM_CONTAINERS ? n : SP_PROM_CONTAINERS;
+	bool other = n > shown || s->containers_dropped > 0;
+	struct sp_ctmem rest;
+	memset(&rest, 0, sizeof rest);
+	rest.current.why = rest.peak.why = rest.limit.why = rest.file.why = rest.gpu_mem.why = SP_MISSING;
+	for (int i = shown; i < n; i++) {
+		const struct sp_ctmem *m = &s->containers[order[i]];
+		rest.rss_bytes += m->rss_bytes;
+		rest.nprocs += m->nprocs;
+		if (sp_ok(m->current.why)) {
+			rest.current.v += m->current.v;
+			rest.current.why = SP_OK;
+		}
+		if (sp_ok(m->file.why)) {
+			rest.file.v += m->file.v;
+			rest.file.why = SP_OK;
+		}
+		if (sp_ok(m->gpu_mem.why)) {
+			rest.gpu_mem.v += m->gpu_mem.v;
+			rest.gpu_mem.why = SP_OK;
+		}
+	}
+	const char *rt[SP_PROM_CONTAINERS], *pod[SP_PROM_CONTAINERS], *ns[SP_PROM_CONTAINERS];
+	for (int i = 0; i < shown; i++) {
+		const struct sp_container *c = &s->containers[order[i]].ct;
+		bool kube = c->pod_uid[0] != 0;
+		rt[i] = sp_ct_runtime_name(c->runtime);
+		pod[i] = kube && sp_ok(c->pod_why) ? c->pod : "";
+		ns[i] = kube && sp_ok(c->ns_why) ? c->ns : "";
+	}
+#define CL(i) LBL({ "runtime", rt[i] }, { "container", s->containers[order[i]].ct.name }, \
+		  { "id", s->containers[order[i]].ct.short_id }, { "pod", pod[i] }, { "namespace", ns[i] })
+#define OTHER LBL({ "runtime", "" }, { "container", "other" }, { "id", "" }, { "pod", "" }, { "namespace", "" })
+	sp_prom_family(w, "sparkops_containers", GAUGE,
+		       "containers the listed memory-heavy processes run in (dropped: past the sample's table)");
+	if (s->procs_seen > 0) {
+		sp_prom_sample(w, LBL({ "state", "seen" }), n);
+		sp_prom_sample(w, LBL({ "state", "dropped" }), s->containers_dropped);
+	}
+	sp_prom_family(w, "sparkops_container_memory_bytes", GAUGE,
+		       "memory charged to the container's cgroup (memory.current; v1 memory.usage_in_bytes)");
+	for (int i = 0; i < shown; i++)
+		u64_if(w, CL(i), s->containers[order[i]].current, 1.0);
+	if (other)
+		u64_if(w, OTHER, rest.current, 1.0);
+	sp_prom_family(w, "sparkops_container_memory_peak_bytes", GAUGE,
+		       "the cgroup's high-water mark (memory.peak; v1 memory.max_usage_in_bytes)");
+	for (int i = 0; i < shown; i++)
+		u64_if(w, CL(i), s->containers[order[i]].peak, 1.0);
+	sp_prom_family(w, "sparkops_container_memory_limit_bytes", GAUGE,
+		       "the cgroup's limit (memory.max; v1 memory.limit_in_bytes), absent when unlimited; on unified "
+		       "memory it does not bound the GPU's allocations");
+	for (int i = 0; i < shown; i++)
+		u64_if(w, CL(i), s->containers[order[i]].limit, 1.0);
+	sp_prom_family(w, "sparkops_container_page_cache_bytes", GAUGE,
+		       "page cache charged to the container (memory.stat file; v1 cache)");
+	for (int i = 0; i < shown; i++)
+		u64_if(w, CL(i), s->containers[order[i]].file, 1.0);
+	if (other)
+		u64_if(w, OTHER, rest.file, 1.0);
+	sp_prom_family(w, "sparkops_container_resident_bytes", GAUGE,
+		       "resident memory of the container's listed processes");
+	for (int i = 0; i < shown; i++)
+		sp_prom_sample_u64(w, CL(i), s->containers[order[i]].rss_bytes);
+	if (other)
+		sp_prom_sample_u64(w, OTHER, rest.rss_bytes);
+	sp_prom_family(w, "sparkops_container_gpu_memory_bytes", GAUGE,
+		       "GPU memory NVML attributes to the container's listed processes");
+	for (int i = 0; i < shown; i++)
+		u64_if(w, CL(i), s->containers[order[i]].gpu_mem, 1.0);
+	if (other)
+		u64_if(w, OTHER, rest.gpu_mem, 1.0);
+#undef CL
+#undef OTHER
+}
+
 void sp_prom_write_sample(struct sp_prom *w, const struct sp_sample *s, const struct sp_prom_info *info)
 {
 	write_meta(w, s, info);
@@ -689,6 +791,7 @@ void sp_prom_write_sample(struct sp_prom *w, const struct sp_sample *s, const st
 	write_sensors(w, s);
 	write_gpus(w, s);
 	write_procs(w, s);
+	write_containers(w, s);
 }
 
 /* ---- the job ------------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
  * unknown, with the reason beside it. The keys are a promise to scripts. */
 #include "out/sample_json.h"
 #include "probe/poolmodel.h"
+#include "probe/container.h"
 #include "probe/spark.h"
 #include "util/units.h"
 
@@ -271,6 +272,36 @@ json_t *sp_json_gpu(const struct sp_gpu *g)
 	return o;
 }
 
+json_t *sp_json_container(const struct sp_container *c)
+{
+	if (c->runtime == SP_CT_NONE)
+		return json_null();
+	json_t *o = json_object(), *un = json_object();
+	json_object_set_new(o, "runtime", json_string(sp_ct_runtime_name(c->runtime)));
+	json_object_set_new(o, "id", json_string(c->id));
+	json_object_set_new(o, "short_id", json_string(c->short_id));
+	json_object_set_new(o, "name", sp_json_text(c->name));
+	json_object_set_new(o, "name_source", json_string(c->name_src ? c->name_src : "short_id"));
+	bool kube = c->pod_uid[0] != 0;
+	json_object_set_new(o, "pod_uid", kube ? json_string(c->pod_uid) : json_null());
+	json_object_set_new(o, "pod", kube && sp_ok(c->pod_why) ? sp_json_text(c->pod) : json_null());
+	json_object_set_new(o, "namespace", kube && sp_ok(c->ns_why) ? sp_json_text(c->ns) : json_null());
+	if (!kube) {
+		json_object_set_new(un, "pod", json_string("not_kubernetes"));
+		json_object_set_new(un, "namespace", json_string("not_kubernetes"));
+	} else {
+		if (!sp_ok(c->pod_why))
+			json_object_set_new(un, "pod", json_string(sp_why_key(c->pod_why)));
+		/* the pod's hosts file names it, only the kubelet's log folder names its namespace */
+		if (!sp_ok(c->ns_why))
+			json_object_set_new(un, "namespace", json_string(sp_ok(c->pod_why) ? "not_in_kubelet_folders"
+											 : sp_why_key(c->ns_why)));
+	}
+	json_object_set_new(o, "cgroup", c->cg_path[0] ? sp_json_text(c->cg_path) : json_null());
+	json_object_set_new(o, "unavailable", un);
+	return o;
+}
+
 json_t *sp_json_procs(const struct sp_sample *s)
 {
 	json_t *a = json_array();
@@ -297,6 +328,9 @@ json_t *sp_json_procs(const struct sp_sample *s)
 			json_object_set_new(o, "cap_fraction", json_null());
 		}
 		json_object_set_new(o, "cmdline", sp_json_text(p->cmdline));
+		json_object_set_new(o, "container", sp_json_container(&p->ct));
+		json_object_set_new(o, "unit", p->ct.runtime == SP_CT_NONE && p->ct.unit[0] ? sp_json_text(p->ct.unit)
+											   : json_null());
 		json_array_append_new(a, o);
 	}
 	return a;

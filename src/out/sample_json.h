@@ -16,6 +16,9 @@ json_t *sp_json_hwmon(const struct sp_sample *s);
 json_t *sp_json_spark(const struct sp_sample *s);
 json_t *sp_json_gpu(const struct sp_gpu *g);
 json_t *sp_json_gpus(const struct sp_sample *s);
+/* a process's container: {runtime, id, short_id, name, name_source, pod_uid,
+ * pod, namespace, cgroup, unavailable}, or null when it is on the host */
+json_t *sp_json_container(const struct sp_container *c);
 json_t *sp_json_procs(const struct sp_sample *s);
 /* sp_json_text: util/json.h */
 /* ["sw_thermal_slowdown", ...] for a clocks event reason mask */

@@ -2,6 +2,7 @@
 /* The screen of `sparkops top` as a grid of cells (topview.h). Pure. */
 #include "out/topview.h"
 #include "probe/poolmodel.h"
+#include "probe/container.h"
 #include "util/sort.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -213,7 +214,7 @@ void sp_top_spark(const struct sp_top_hist *h, enum sp_top_series ser, int width
 
 const char *sp_top_sort_name(enum sp_top_sort k)
 {
-	static const char *const n[SP_TOP_SORT_N] = { "rss", "gpu", "pid", "kind" };
+	static const char *const n[SP_TOP_SORT_N] = { "rss", "gpu", "pid", "kind", "container" };
 	return k >= 0 && k < SP_TOP_SORT_N ? n[k] : "rss";
 }
 
@@ -540,10 +541,25 @@ static int cmp_kind(const void *a, const void *b)
 	return x->kind != y->kind ? (int)x->kind - (int)y->kind : cmp_rss(a, b);
 }
 
+static int cmp_container(const void *a, const void *b)
+{
+	const struct sp_proc *x = *(const struct sp_proc *const *)a, *y = *(const struct sp_proc *const *)b;
+	int rx = x->ct.runtime != SP_CT_NONE ? 0 : x->ct.unit[0] ? 1 : 2;
+	int ry = y->ct.runtime != SP_CT_NONE ? 0 : y->ct.unit[0] ? 1 : 2;
+	if (rx != ry)
+		return rx - ry;
+	char lx[80], ly[80];
+	int c = strcmp(sp_container_label(&x->ct, lx, sizeof lx), sp_container_label(&y->ct, ly, sizeof ly));
+	return c ? c : cmp_rss(a, b);
+}
+
 static const char *kind_short(enum sp_proc_kind k)
 {
 	return k == SP_PROC_SERVER ? "server" : k == SP_PROC_TRAINER ? "trainer" : k == SP_PROC_GPU ? "gpu" : "other";
 }
+
+/* top's process list has a CONTAINER column from this width on */
+#define SP_TV_CT_COLS 110
 
 static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_in *in)
 {
@@ -558,14 +574,17 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 		put(g, r, 2, SP_TVA_DIM, "none recognised");
 		return r + 1;
 	}
-	putf(g, r, 0, SP_TVA_DIM, "%7s %-7s %-14s %9s %9s  %-16s %s", "PID", "KIND", "NAME", "RSS", "GPU MEM", "CAP",
-	     "COMMAND");
+	/* the CONTAINER column where it fits beside the CAP column and some of the command */
+	bool ctcol = g->cols >= SP_TV_CT_COLS;
+	putf(g, r, 0, SP_TVA_DIM, "%7s %-7s %-14s %-*s%s%9s %9s  %-16s %s", "PID", "KIND", "NAME", ctcol ? 16 : 0,
+	     ctcol ? "CONTAINER" : "", ctcol ? " " : "", "RSS", "GPU MEM", "CAP", "COMMAND");
 	r++;
 	const struct sp_proc *order[SP_MAX_PROCS];
 	int n = s->nprocs < SP_MAX_PROCS ? s->nprocs : SP_MAX_PROCS;
 	for (int i = 0; i < n; i++)
 		order[i] = &s->procs[i];
-	static int (*const cmp[SP_TOP_SORT_N])(const void *, const void *) = { cmp_rss, cmp_gpu, cmp_pid, cmp_kind };
+	static int (*const cmp[SP_TOP_SORT_N])(const void *, const void *) = { cmp_rss, cmp_gpu, cmp_pid, cmp_kind,
+									    cmp_container };
 	sp_sort(order, (size_t)n, sizeof(const struct sp_proc *), cmp[in->sort >= 0 && in->sort < SP_TOP_SORT_N ? in->sort : 0]);
 	for (int i = 0; i < n && r < end; i++, r++) {
 		const struct sp_proc *p = order[i];
@@ -578,8 +597,12 @@ static int procs(struct sp_tv_grid *g, int r, int end, const struct sp_topview_i
 		snprintf(cmd, sizeof cmd, "%s", p->cmdline);
 		sp_text_clean(name);
 		sp_text_clean(cmd);
+		char ct[40];
+		sp_container_label(&p->ct, ct, sizeof ct);
+		sp_text_clean(ct);
 		c = putf(g, r, 0, p->kind == SP_PROC_SERVER || p->kind == SP_PROC_TRAINER ? SP_TVA_NONE : SP_TVA_DIM,
-			 "%7d %-7s %-14.14s %9s %9s  ", p->pid, kind_short(p->kind), name,
+			 "%7d %-7s %-14.14s %-*.*s%s%9s %9s  ", p->pid, kind_short(p->kind), name, ctcol ? 16 : 0,
+			 ctcol ? 16 : 0, ct, ctcol ? " " : "",
 			 sp_fmt_bytes(b1, sizeof b1, (double)p->rss_bytes),
 			 sp_ok(p->gpu_mem.why) ? sp_fmt_bytes(b2, sizeof b2, (double)p->gpu_mem.v) : "-");
 		c = putf(g, r, c, p->cap_default ? SP_TVA_WARN : SP_TVA_NONE, "%-16s ", cap);
@@ -614,7 +637,7 @@ static void help(struct sp_tv_grid *g, int r, int end)
 		"sparkops top: the live view of a unified-memory machine",
 		"",
 		"  q          quit (the terminal is restored)",
-		"  s          cycle the process sort: rss, gpu, pid, kind",
+		"  s          cycle the process sort: rss, gpu, pid, kind, container",
 		"  p          pause / resume sampling",
 		"  f          flush the page cache (root; asks y/n; shows what it freed)",
 		"  h ?        this help; any key closes it",

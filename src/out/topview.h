@@ -83,7 +83,8 @@ double sp_top_hist_get(const struct sp_top_hist *h, enum sp_top_series ser, int 
 void sp_top_spark(const struct sp_top_hist *h, enum sp_top_series ser, int width, bool ascii, char *buf, size_t n);
 
 /* ---- the view --------------------------------------------------------------------- */
-enum sp_top_sort { SP_TOP_SORT_RSS, SP_TOP_SORT_GPU, SP_TOP_SORT_PID, SP_TOP_SORT_KIND, SP_TOP_SORT_N };
+/* CONTAINER groups the list: containers and pods by name, then host units, then the rest */
+enum sp_top_sort { SP_TOP_SORT_RSS, SP_TOP_SORT_GPU, SP_TOP_SORT_PID, SP_TOP_SORT_KIND, SP_TOP_SORT_CONTAINER, SP_TOP_SORT_N };
 const char *sp_top_sort_name(enum sp_top_sort k); /* "rss", "gpu", "pid", "kind" */
 
 struct sp_topview_in {

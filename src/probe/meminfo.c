@@ -33,6 +33,9 @@ static const char *const mi_names[SP_MI_N] = {
 	[SP_MI_HUGE_FREE] = "HugePages_Free",
 	[SP_MI_HUGE_SIZE] = "Hugepagesize",
 	[SP_MI_HUGETLB] = "Hugetlb",
+	[SP_MI_PAGE_TABLES] = "PageTables",
+	[SP_MI_KERNEL_STACK] = "KernelStack",
+	[SP_MI_VMALLOC_USED] = "VmallocUsed",
 };
 
 /* One line: "Key:   123 kB". The key must match from the line start up to ':'. */

@@ -2,6 +2,7 @@
 /* The memory-heavy processes that compete for the pool: inference servers and
  * trainers recognised by name, with their resident memory and, for servers,
  * the cap they were started with when their command line says it. */
+#include "probe/container.h"
 #include "probe/jobtree.h"
 #include "probe/probe.h"
 #include "util/clock.h"
@@ -580,7 +581,10 @@ static bool look(int dfd, int pid, const struct sp_read_opts *o, struct heavy *h
 	argv[alen] = 0;
 	cmdline_show(p, argv, alen);
 	h->hit = sp_proc_classify(p->comm, argv, alen, p);
-	return h->hit || p->rss_bytes >= o->proc_min_rss;
+	if (!h->hit && p->rss_bytes < o->proc_min_rss)
+		return false;
+	sp_container_read(pid, &p->ct); /* listed: which container or unit it is in */
+	return true;
 }
 
 /* look() at one process and put it in the view or drop it from there; mu
@@ -831,6 +835,7 @@ struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid)
 	}
 	if (!sp_proc_classify(p.comm, argv, alen, &p))
 		p.kind = SP_PROC_GPU;
+	sp_container_read(pid, &p.ct);
 	s->procs[s->nprocs] = p;
 	return &s->procs[s->nprocs++];
 }

@@ -2,6 +2,7 @@
 /* One snapshot: every probe once, then the budget derived from it. */
 #include "probe/pool.h"
 #include "probe/poolmodel.h"
+#include "probe/container.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/paths.h"
@@ -244,6 +245,10 @@ void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 		s->gpu_status = SP_MISSING;
 		s->ngpu = 0;
 	}
+	if (o->what & SP_READ_PROCS)
+		sp_containers_read(s); /* after the GPU: it sums its processes' GPU memory */
+	else
+		s->ncontainers = s->containers_dropped = 0;
 	sp_budget_compute(&s->budget, &s->mem, (o->what & SP_READ_CGROUP) ? &s->cg : NULL, o->reserve);
 	s->warnings = sp_sample_count_warnings(s);
 	warnings_total += s->warnings;

@@ -46,6 +46,7 @@ enum sp_mi {
 	SP_MI_MLOCKED, SP_MI_SWAP_TOTAL, SP_MI_SWAP_FREE, SP_MI_DIRTY, SP_MI_WRITEBACK,
 	SP_MI_ANON_PAGES, SP_MI_MAPPED, SP_MI_SHMEM, SP_MI_SRECLAIMABLE, SP_MI_SUNRECLAIM,
 	SP_MI_HUGE_TOTAL, SP_MI_HUGE_FREE, SP_MI_HUGE_SIZE, SP_MI_HUGETLB,
+	SP_MI_PAGE_TABLES, SP_MI_KERNEL_STACK, SP_MI_VMALLOC_USED,
 	SP_MI_N
 };
 struct sp_meminfo {
@@ -149,6 +150,23 @@ struct sp_gpu {
 #define SP_MAX_PROCS 64
 enum sp_proc_kind { SP_PROC_SERVER, SP_PROC_TRAINER, SP_PROC_GPU, SP_PROC_OTHER };
 const char *sp_proc_kind_name(enum sp_proc_kind k); /* "inference_server" ... */
+/* the container, pod or systemd unit of a process (probe/container.h) */
+enum sp_ct_runtime { SP_CT_NONE, SP_CT_DOCKER, SP_CT_PODMAN, SP_CT_CONTAINERD, SP_CT_CRIO, SP_CT_KUBE };
+struct sp_container {
+	enum sp_ct_runtime runtime; /* SP_CT_NONE: on the host */
+	char id[65];                /* 64 hex digits */
+	char short_id[13];
+	char pod_uid[37];           /* "" outside Kubernetes */
+	char unit[64];              /* on the host: the innermost systemd unit ("ollama.service", "session-3.scope") */
+	char cg_path[200];          /* the cgroup path (v2, or v1's memory controller) */
+	int cg_version;             /* 0 unknown, 1, 2 */
+	char name[64];              /* the container's hostname, else the short id */
+	const char *name_src;       /* "hostname", "short_id" */
+	char pod[64];
+	enum sp_why pod_why;        /* SP_MISSING outside Kubernetes or not in the kubelet's folders */
+	char ns[64];
+	enum sp_why ns_why;
+};
 struct sp_proc {
 	int pid;
 	char name[32];    /* what it is: "vllm", "ollama", "torchrun", or comm */
@@ -161,6 +179,21 @@ struct sp_proc {
 	bool cap_default;       /* the cap is the server's default, not given on its command line */
 	char cap_flag[40];      /* where the cap came from */
 	char cmdline[160];      /* the start of its command line, for people */
+	struct sp_container ct;
+};
+
+/* ---- containers: what each one holds (probe/container.h) -------------------------- */
+#define SP_MAX_CONTAINERS 16
+struct sp_ctmem {
+	struct sp_container ct;  /* as its first listed process has it */
+	int nprocs;              /* its listed processes */
+	uint64_t rss_bytes;      /* their resident memory */
+	struct sp_u64 gpu_mem;   /* their GPU memory (NVML); OK when any of them has a reading */
+	struct sp_u64 current;   /* memory.current / memory.usage_in_bytes */
+	struct sp_u64 peak;      /* memory.peak / memory.max_usage_in_bytes */
+	struct sp_u64 limit;     /* memory.max / memory.limit_in_bytes; why MISSING with unlimited */
+	bool unlimited;
+	struct sp_u64 file;      /* page cache charged to it (memory.stat file / cache) */
 };
 
 /* ---- budget ------------------------------------------------------------------- */
@@ -197,6 +230,9 @@ struct sp_sample {
 	int nprocs;
 	int procs_seen;          /* processes scanned */
 	struct sp_proc procs[SP_MAX_PROCS];
+	int ncontainers;         /* distinct containers among procs[] (at most SP_MAX_CONTAINERS) */
+	int containers_dropped;  /* more than that: their processes are not in containers[] */
+	struct sp_ctmem containers[SP_MAX_CONTAINERS];
 	struct sp_budget budget;
 	unsigned warnings;        /* implausible readings rejected + unknown reason bits, this sample */
 	uint64_t warnings_total;  /* the same, summed over every sample this process read */

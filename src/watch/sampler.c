@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The log file and the events between samples. See sampler.h. */
 #include "watch/sampler.h"
+#include "probe/container.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,8 +205,10 @@ int sp_events_diff(struct sp_evstate *e, const struct sp_sample *s, bool procs_f
 		if (e->have_prev && !in(e->pids, e->npids, p->pid)) {
 			*appeared = true;
 			if (n < max) {
-				snprintf(d, sizeof d, "pid=%d name=%s kind=%s rss_bytes=%llu", p->pid, p->name,
-					 sp_proc_kind_name(p->kind), (unsigned long long)p->rss_bytes);
+				char cw[112];
+				snprintf(d, sizeof d, "pid=%d name=%s kind=%s rss_bytes=%llu%s", p->pid, p->name,
+					 sp_proc_kind_name(p->kind), (unsigned long long)p->rss_bytes,
+					 sp_container_word(&p->ct, cw, sizeof cw));
 				sp_logrow_event(&rows[n++], s->wall, SP_EV_PROCESS, d);
 			}
 		}

@@ -132,6 +132,9 @@ wait_for a 'sort: kind'
 [ "$(pids)" = "4000 2101 3301 3300 " ]
 _report $? "s: sorted by kind (servers, then trainers) (got: $(pids))"
 tm send-keys -t a s
+wait_for a 'sort: container'
+_report $? "s: grouped by container"
+tm send-keys -t a s
 wait_for a 'sort: rss'
 _report $? "s: back to rss"
 
