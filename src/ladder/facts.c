@@ -224,6 +224,69 @@ static void error_line(struct sp_log_facts *f, const char *s, size_t n, uint64_t
 	f->last_error_line = lineno;
 }
 
+/* a whole number right after p (blanks and ':' '=' skipped), 0: none */
+static uint64_t number_after(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == ':' || *p == '='))
+		p++;
+	uint64_t v = 0;
+	int k = 0;
+	while (p < end && isdigit((unsigned char)*p) && k++ < 12)
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
+}
+
+/* llama.cpp's model file and context, TGI's prefill batch */
+static void sizes_line(struct sp_log_facts *f, const char *s, size_t n)
+{
+	const char *end = s + n, *p;
+	if ((p = find(s, n, "n_ctx ")) != NULL || (p = find(s, n, "n_ctx=")) != NULL) {
+		uint64_t v = number_after(p + 5, end);
+		if (v >= 256 && v > f->n_ctx)
+			f->n_ctx = v;
+	}
+	if ((p = find(s, n, "max_batch_prefill_tokens")) != NULL) {
+		uint64_t v = number_after(p + 24, end);
+		if (v)
+			f->prefill_tokens = v;
+	}
+	if ((p = find(s, n, "to handle ")) != NULL && find(s, n, "prefill tokens")) {
+		uint64_t v = number_after(p + 10, end);
+		if (v)
+			f->prefill_tokens = v;
+	}
+	/* its command line: "-c 8192" / "--ctx-size 8192" beside the .gguf */
+	if (!f->n_ctx && find(s, n, ".gguf"))
+		for (const char *q = s; q + 4 < end; q++)
+			if ((q == s || q[-1] == ' ') && (memcmp(q, "-c ", 3) == 0 || (q + 11 < end && memcmp(q, "--ctx-size ", 11) == 0))) {
+				uint64_t v = number_after(q + (q[1] == 'c' ? 3 : 11), end);
+				if (v >= 256)
+					f->n_ctx = v;
+				break;
+			}
+	/* the file: "loading model '/models/x.gguf'", or "-m /models/x.gguf" */
+	if (f->model_file[0] || !find(s, n, ".gguf"))
+		return;
+	const char *q = find(s, n, "loading model '");
+	if (q) {
+		q += 15;
+		const char *e = memchr(q, '\'', (size_t)(end - q));
+		if (e && e > q)
+			copy_text(f->model_file, sizeof f->model_file, q, (size_t)(e - q));
+		return;
+	}
+	for (q = s; q + 3 < end; q++)
+		if ((q == s || q[-1] == ' ') && (memcmp(q, "-m ", 3) == 0 || (q + 8 < end && memcmp(q, "--model ", 8) == 0))) {
+			q += q[1] == 'm' ? 3 : 8;
+			const char *e = q;
+			while (e < end && *e != ' ' && *e != '"' && *e != '\'')
+				e++;
+			if (e - q > 5 && memcmp(e - 5, ".gguf", 5) == 0)
+				copy_text(f->model_file, sizeof f->model_file, q, (size_t)(e - q));
+			return;
+		}
+}
+
 bool sp_log_facts_line(struct sp_log_facts *f, const char *s, size_t n, uint64_t lineno)
 {
 	error_line(f, s, n, lineno); /* unindented only */
@@ -231,6 +294,8 @@ bool sp_log_facts_line(struct sp_log_facts *f, const char *s, size_t n, uint64_t
 		s++, n--;
 	if (!n)
 		return false;
+	if (find(s, n, "n_ctx") || find(s, n, "prefill") || find(s, n, ".gguf"))
+		sizes_line(f, s, n);
 	/* every needle below holds "mem" or "graph" (Ray's figures share the
 	 * line of its "memory usage threshold"), or is a row of Ray's table: a
 	 * cheap gate for the lines that hold none */

@@ -39,6 +39,13 @@ struct sp_log_facts {
 	/* the last unindented "XxxError: ..." / "XxxException: ..." line */
 	char last_error[200];
 	uint64_t last_error_line;
+	/* llama.cpp: the model file it loaded ("loading model 'PATH'", "-m PATH"
+	 * on its command line) and the context it sized ("n_ctx = 131072") */
+	char model_file[200];
+	uint64_t n_ctx;
+	/* TGI: the prefill batch its warm-up allocated ("max_batch_prefill_tokens:
+	 * 4096" in its Args, or "Not enough memory to handle 4096 prefill tokens") */
+	uint64_t prefill_tokens;
 };
 
 /* One line (s, n: without its newline; lineno 1-based). True when the line

@@ -455,6 +455,11 @@ void sp_ladder_facts_from_log(struct sp_job_facts *f, const struct sp_oomlog *lo
 	f->trainable_pct = log->trainable_pct;
 	f->model = log->model[0] ? log->model : NULL;
 	f->max_model_len = log->max_model_len;
+	/* llama.cpp's context is its n_ctx; its model is the file it loaded */
+	if (!f->max_model_len && log->more.n_ctx)
+		f->max_model_len = log->more.n_ctx;
+	f->model_file = log->more.model_file[0] ? log->more.model_file : NULL;
+	f->prefill_tokens = log->more.prefill_tokens;
 	f->est_max_model_len = log->est_max_model_len;
 	f->max_num_seqs = log->max_num_seqs;
 	f->kv_negative = log->kv_negative;
@@ -1004,7 +1009,7 @@ static void rung2_llamacpp(const struct sp_job_facts *f, char *buf, size_t n)
 		    "V cache needs flash attention, -fa); (4) -ngl: on a Spark's single pool a lower -ngl moves layers "
 		    "from the GPU's share to the CPU's share of the same memory and frees nothing; only on a discrete "
 		    "GPU does it help. E.g. llama-server -m %s -c %s -np 1 --cache-type-k q8_0",
-	    model_or(f, "MODEL.gguf"), num);
+	    f->model_file ? f->model_file : model_or(f, "MODEL.gguf"), num);
 }
 
 static void rung2_ollama(const struct sp_job_facts *f, char *buf, size_t n)
@@ -1026,10 +1031,21 @@ static void rung2_ollama(const struct sp_job_facts *f, char *buf, size_t n)
 static void rung2_tgi(const struct sp_job_facts *f, char *buf, size_t n)
 {
 	double frac = fits_fraction(f);
-	cat(buf, n, "(1) a smaller --max-batch-prefill-tokens (halve it: the warm-up allocates a prefill batch "
-		    "this large); (2) smaller --max-total-tokens and --max-input-tokens (each request's context); (3) ");
+	const uint64_t half = f->prefill_tokens >= 2 ? f->prefill_tokens / 2 : 0;
+	if (half)
+		cat(buf, n, "(1) --max-batch-prefill-tokens %llu (half the %llu the warm-up allocated a prefill batch "
+			    "for)", (unsigned long long)half, (unsigned long long)f->prefill_tokens);
+	else
+		cat(buf, n, "(1) a smaller --max-batch-prefill-tokens (halve it: the warm-up allocates a prefill batch "
+			    "this large)");
+	cat(buf, n, "; (2) smaller --max-total-tokens and --max-input-tokens (each request's context); (3) ");
 	util_step(f, "--cuda-memory-fraction", buf, n);
-	cat(buf, n, ". E.g. text-generation-launcher --model-id %s --max-batch-prefill-tokens 2048", model_or(f, "MODEL"));
+	if (half)
+		cat(buf, n, ". E.g. text-generation-launcher --model-id %s --max-batch-prefill-tokens %llu", model_or(f, "MODEL"),
+		    (unsigned long long)half);
+	else
+		cat(buf, n, ". E.g. text-generation-launcher --model-id %s --max-batch-prefill-tokens N (half what it has)",
+		    model_or(f, "MODEL"));
 	if (frac > 0)
 		cat(buf, n, " --cuda-memory-fraction %.2f", frac);
 }

@@ -98,6 +98,8 @@ struct sp_job_facts {
 	const char *method_why;    /* "trainable%: 0.52" ..., or NULL */
 	double trainable_pct;
 	const char *model;         /* the model as the log names it, or NULL */
+	const char *model_file;    /* llama.cpp: the GGUF file it loaded (for -m), or NULL */
+	uint64_t prefill_tokens;   /* TGI: the prefill batch its warm-up allocated, 0: not said */
 	uint64_t max_model_len, est_max_model_len, max_num_seqs;
 	bool kv_negative, vllm_v1;
 	struct sp_u64 kv_needed, kv_available, reserved_unalloc, tried;

@@ -54,7 +54,7 @@ change2 sglang_mem_fraction "--context-length.*--max-running-requests.*--mem-fra
 case_of tgi_prefill_warmup tgi_memory load tgi 1 '[]'
 change2 tgi_prefill_warmup "--max-batch-prefill-tokens.*--max-total-tokens" "TGI's knobs"
 case_of llamacpp_load llamacpp_memory load llamacpp 1 '[]'
-change2 llamacpp_load "-c \(--ctx-size.*-np 1.*--cache-type-k q8_0" "llama.cpp's knobs"
+change2 llamacpp_load "-c ([0-9]+ )?\(--ctx-size.*-np 1.*--cache-type-k q8_0" "llama.cpp's knobs"
 change2 llamacpp_load "a lower -ngl .*frees nothing" "llama.cpp: -ngl frees nothing on one pool"
 case_of llamacpp_kv_cache llamacpp_memory load llamacpp 1 '[]'
 case_of llamacpp_serve llamacpp_memory serve llamacpp 1 '[]'
