@@ -7,6 +7,7 @@
 S=$SPARKOPS
 LOGS=$FIX/oomlogs
 export XDG_STATE_HOME="$TMP/state"
+unset SPARKOPS_RUN_DIR # the XDG/HOME state folder itself is tested here (in $TMP: still sealed)
 IDLE=$(sysroot gb10-idle)
 L="$S ladder $IDLE"
 

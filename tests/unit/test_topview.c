@@ -405,7 +405,7 @@ static void jobstat_files(void **st)
 	(void)st;
 	char dir[] = "/tmp/sp-jobstat-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("SPARKOPS_RUN_DIR", dir, 1); /* sealed: a watch running here is not seen */
 	struct sp_jobstat_file f;
 	assert_int_equal(sp_jobstat_open(&f, getpid()), 0);
 	struct sp_jobstat j, found[SP_JOBSTAT_MAX];
@@ -420,7 +420,7 @@ static void jobstat_files(void **st)
 	assert_true(found[0].seq == 1);
 	/* later writes go in place: the same file, no temporary left */
 	char path[400];
-	snprintf(path, sizeof path, "%s/sparkops/%d", dir, (int)getpid());
+	snprintf(path, sizeof path, "%s/run/%d", dir, (int)getpid());
 	struct stat s0, s1;
 	assert_int_equal(stat(path, &s0), 0);
 	assert_int_equal(s0.st_mode & 0777, 0644);
@@ -453,10 +453,10 @@ static void jobstat_files(void **st)
 	sp_jobstat_close(&f);
 	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 0);
 	char sub[300];
-	snprintf(sub, sizeof sub, "%s/sparkops", dir);
+	snprintf(sub, sizeof sub, "%s/run", dir);
 	assert_int_equal(rmdir(sub), 0);
 	assert_int_equal(rmdir(dir), 0);
-	unsetenv("XDG_RUNTIME_DIR");
+	unsetenv("SPARKOPS_RUN_DIR");
 }
 
 int main(void)
