@@ -15,7 +15,8 @@ CC=${ARM64_CC:-aarch64-linux-gnu-gcc}
 MAKE=${MAKE:-make}
 SYSROOT=/usr/aarch64-linux-gnu
 # what the arm64 binary can do without a thread (see the wrapper below)
-CLI_QEMU="test_report.sh test_ladder.sh test_ladder_flush.sh test_plan.sh test_plan_accuracy.sh test_pagesize.sh test_status.sh test_docs.sh"
+# the parsers' CLI scripts (the Makefile's CLI_PARSERS, which check-unsigned-char runs too)
+CLI_QEMU=${CLI_QEMU:-"test_report.sh test_ladder.sh test_ladder_flush.sh test_plan.sh test_plan_accuracy.sh test_pagesize.sh test_status.sh test_docs.sh"}
 CASE_LIMIT=${ARM64_CASE_LIMIT:-120} # seconds per program: a hang is a failure, not a wait
 
 t0=$(date +%s)

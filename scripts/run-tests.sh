@@ -4,8 +4,9 @@
 # parallel: the cmocka unit binaries (TAP through CMOCKA_MESSAGE_OUTPUT) and
 # the CLI scripts (tests/cli/test_*.sh, TAP with a closing plan).
 #   scripts/run-tests.sh [BUILD] [NAME...]
-# NAME selects files by name (test_pool, pool, test_pool.sh: both the unit
-# binary and the script of that name; `make test T=NAME`). JOBS (default:
+# NAME selects files by name (test_pool or pool: the unit binary and the
+# script of that name; test_pool.sh: the script; a path: that file; `make
+# test T=NAME`). JOBS (default:
 # the online CPUs, at least 4: the scripts mostly wait on the programs they
 # start) sets prove -j; PROVE_FLAGS adds prove options (--state=failed,save).
 # Ends with "N passed, N failed" (the ok / not ok lines of every file, a
@@ -45,11 +46,13 @@ left() {
 left >"$work/before"
 
 want() { # file : selected by the NAME arguments (all when none)
-	[ $# -eq 1 ] && [ -z "$names" ] && return 0
+	[ -z "$names" ] && return 0
 	b=$(basename "$1")
 	for n in $names; do
-		case $n in test_*) ;; *) n=test_$n ;; esac
-		[ "$b" = "$n" ] || [ "$b" = "$n.sh" ] && return 0
+		[ "$n" = "$1" ] && return 0 # a path, as the Makefile's unit/cli give
+		case $n in */*) continue ;; esac
+		n=test_${n#test_}
+		{ [ "$b" = "$n" ] || [ "$b" = "$n.sh" ]; } && return 0
 	done
 	return 1
 }
