@@ -108,11 +108,15 @@ run: deps
 	  $(BIN) plan llama-3.1-8b --method lora || true; fi
 
 # the static/dynamic checks first, the sanitizer suite, then the plain suite
-# last, so the run ends on its "N passed, N failed" line
+# last, so the run ends on its "N passed, N failed" line. Each stage builds
+# with -j (the online CPUs) into its own folder, and none rebuilds another's.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+JFLAG := -j$(NPROC)
 check: deps-check
+	@$(MAKE) --no-print-directory $(JFLAG) all test-bins
 	@$(MAKE) --no-print-directory check-extra
-	@$(MAKE) --no-print-directory asan
-	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory $(JFLAG) asan
+	@$(MAKE) --no-print-directory $(JFLAG) test
 
 HELPERS  := $(BUILD)/progress_child
 
@@ -203,7 +207,7 @@ fuzz-check: fuzz-build
 # `make check` is strict): the unsigned-char build below is made with
 # WERROR=1, so it is that build, not a second compile of every file. Make
 # keeps it up to date (a header change recompiles what includes it).
-UCHAR_MAKE := $(MAKE) --no-print-directory BUILD=build-uchar CFLAGS_EXTRA=-funsigned-char WERROR=1
+UCHAR_MAKE := $(MAKE) --no-print-directory $(JFLAG) BUILD=build-uchar CFLAGS_EXTRA=-funsigned-char WERROR=1
 werror:
 	@$(UCHAR_MAKE) test-bins >/dev/null
 	@echo "werror: $(words $(SRCS) $(UNIT_SRCS)) files and main.c compile without a warning (-Werror, in build-uchar/)"
@@ -225,7 +229,7 @@ cppcheck:
 	@echo "cppcheck: src/ clean"
 lint: all
 	@$(MAKE) --no-print-directory cppcheck
-	@$(MAKE) --no-print-directory clang-tidy
+	@$(MAKE) --no-print-directory $(JFLAG) clang-tidy
 
 # valgrind memcheck on the commands that exist (scripts/valgrind-check.sh)
 valgrind: all
@@ -237,7 +241,7 @@ valgrind: all
 # and -fsanitize=thread), each test linked against it
 TSAN_TESTS := test_gpuwatch test_procview
 tsan-build:
-	@CFLAGS="-g -O1" SANFLAGS=-fsanitize=thread $(MAKE) --no-print-directory BUILD=build-tsan CC=$(FUZZ_CC) \
+	@CFLAGS="-g -O1" SANFLAGS=-fsanitize=thread $(MAKE) --no-print-directory $(JFLAG) BUILD=build-tsan CC=$(FUZZ_CC) \
 	  CFLAGS_EXTRA=-Wno-format-nonliteral \
 	  $(TSAN_TESTS:%=build-tsan/tests/%) >/dev/null
 tsan: tsan-build $(BUILD)/libfake-nvml.so
@@ -270,6 +274,7 @@ check-extra: all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory $(JFLAG) fuzz-build
 	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory check-unsigned-char
 	@$(MAKE) --no-print-directory check-arm64
