@@ -89,9 +89,6 @@ struct wl_metrics {
 	char command[64], unit[16];
 };
 
-/* The engine's whole state: one instance per sp_engine_run, on the heap (the
- * sample, the trees and the relay's buffer are big), passed by pointer to
- * every function here and to the guard thread. */
 #define GQ_MAX 32
 /* run --ladder: one try of the series */
 struct wl_try {
@@ -105,6 +102,9 @@ struct wl_try {
 	double seconds;
 };
 
+/* The engine's whole state: one instance per sp_engine_run, on the heap (the
+ * sample, the trees and the relay's buffer are big), passed by pointer to
+ * every function here and to the guard thread. */
 struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
 	const struct sp_engine_opts *o;
 	struct sp_csvlog log;
@@ -1693,7 +1693,6 @@ static void ladder_notes(struct wl *w, const struct sp_retry_plan *p)
 	}
 }
 
-/* After a try ended: true when the next try started. */
 /* The series ends with this try: it succeeded, was interrupted or stopped
  * by the guard, or did not fail for want of memory. Said and logged. */
 static bool ladder_ends_here(struct wl *w, int code, const char *by, enum sp_oom_kind kind)
@@ -1717,6 +1716,7 @@ static bool ladder_ends_here(struct wl *w, int code, const char *by, enum sp_oom
 	return true;
 }
 
+/* After a try ended: true when the next try started. */
 static bool ladder_after(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;

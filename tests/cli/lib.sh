@@ -31,6 +31,8 @@ mkdir -m 0700 "$XDG_RUNTIME_DIR"
 export SPARKOPS_RUN_DIR XDG_RUNTIME_DIR
 OUT="$TMP/out"
 ERR="$TMP/err"
+: >"$OUT"
+: >"$ERR"
 
 # run CMD... : runs it, keeps stdout in $OUT, stderr in $ERR, exit code in $RC
 run() {
