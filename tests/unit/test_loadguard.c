@@ -168,7 +168,8 @@ static void ready_regex_and_overlong(void **st)
 	/* the start of an overlong line can match */
 	sp_ready_init(&r, NULL);
 	memset(big, 'y', sizeof big);
-	memcpy(big, "Application startup complete ", 29);
+	const char head[] = "Application startup complete ";
+	memcpy(big, head, sizeof head - 1);
 	big[sizeof big - 1] = '\n';
 	assert_true(sp_ready_feed(&r, big, sizeof big));
 	regfree(&re);
