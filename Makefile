@@ -224,7 +224,7 @@ $(BUILD)/lint/%.tidy: %.c $(BUILD)/obj/%.o .clang-tidy
 clang-tidy: $(TIDY_OK)
 	@echo "clang-tidy: $(words $(TIDY_OK)) files, no findings"
 cppcheck:
-	@cppcheck --quiet --enable=warning,style,performance,portability --std=c11 -D_GNU_SOURCE -Isrc \
+	@cppcheck --quiet -j$(NPROC) --enable=warning,style,performance,portability --std=c11 -D_GNU_SOURCE -Isrc \
 	  --inline-suppr --suppressions-list=scripts/cppcheck.supp --error-exitcode=1 src
 	@echo "cppcheck: src/ clean"
 lint: all
