@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # plan says its slips: caps past the pool over-commit (no percentage of a zero
 # budget); catalog names, aliases and --quant on pre-quantized weights.
+# LoRA: the targets listed are the ones the trainable count counts.
 . "$(dirname "$0")/lib.sh"
 SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
@@ -28,5 +29,14 @@ run $P gpt-oss-120b --method infer --quant none --budget 200GiB
 expect_err -- "--quant none does not apply: gpt-oss-120b is stored pre-quantized" "--quant on pre-quantized weights is said, not ignored"
 expect_no_out 'grad-ckpt|adamw' "the infer plan has no grad-ckpt or optimizer"
 expect_no_out 'saved for backward' "nor activations saved for backward"
+
+# --- plan's LoRA targets are the ones the trainable count counts ------------------
+run $NODRV $S plan gpt-oss-20b --method lora $(sysroot gb10-idle)
+expect_out 'LoRA r=16 on q,k,v,o \(gate,up,down: .*not counted\)' "gpt-oss: the header lists the attention targets it counts, and says why the MLP ones are not"
+expect_no_out 'on q,k,v,o,gate,up,down' "not 'on q..down' next to an attention-only count"
+run $NODRV $S plan gpt-oss-20b --method lora --json $(sysroot gb10-idle)
+expect_jq '.settings.lora_targets_counted == "q,k,v,o"' "JSON: lora_targets_counted"
+run $NODRV $S plan llama-3.1-8b --method lora $(sysroot gb10-idle)
+expect_out 'LoRA r=16 on q,k,v,o,gate,up,down$' "a dense model still lists all seven"
 
 done_testing
