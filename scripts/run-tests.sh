@@ -58,7 +58,7 @@ want() { # file : selected by the NAME arguments (all when none)
 }
 names="$*"
 # the longest first, so that -j overlaps them with the rest
-slow="tests/cli/test_top.sh tests/cli/test_serve_secure.sh tests/cli/test_load_guard.sh tests/cli/test_metrics.sh tests/cli/test_truth2.sh tests/cli/test_run_attr.sh"
+slow="tests/cli/test_top.sh tests/cli/test_serve_secure.sh tests/cli/test_load_guard.sh tests/cli/test_metrics.sh tests/cli/test_status_line.sh tests/cli/test_follow.sh tests/cli/test_run_attr.sh"
 files=""
 for t in $slow tests/cli/test_*.sh "$BUILD"/tests/test_*; do
 	[ -f "$t" ] || continue
