@@ -109,11 +109,15 @@ run: deps
 	  $(BIN) plan llama-3.1-8b --method lora || true; fi
 
 # the static/dynamic checks first, the sanitizer suite, then the plain suite
-# last, so the run ends on its "N passed, N failed" line
+# last, so the run ends on its "N passed, N failed" line. Each stage builds
+# with -j (the online CPUs) into its own folder, and none rebuilds another's.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+JFLAG := -j$(NPROC)
 check: deps-check
+	@$(MAKE) --no-print-directory $(JFLAG) all test-bins
 	@$(MAKE) --no-print-directory check-extra
-	@$(MAKE) --no-print-directory asan
-	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory $(JFLAG) asan
+	@$(MAKE) --no-print-directory $(JFLAG) test
 
 HELPERS  := $(BUILD)/progress_child
 
@@ -124,8 +128,18 @@ $(BUILD)/progress_child: tests/helpers/progress_child.c
 # everything the suites run, built but not run (the aarch64 cross build)
 test-bins: all $(UNIT_BINS) $(HELPERS)
 
+# `make test` runs everything (prove -j: scripts/run-tests.sh); `make test
+# T=NAME` one file by name (T=pool: the unit binary and the script of that
+# name; T=test_pool.sh: the script only; several names in quotes); `make
+# unit`, `make cli` one kind.
 test: all $(UNIT_BINS) $(HELPERS)
-	@scripts/run-tests.sh $(BUILD)
+	@scripts/run-tests.sh $(BUILD) $(T)
+
+unit: all $(UNIT_BINS) $(HELPERS)
+	@scripts/run-tests.sh $(BUILD) $(UNIT_BINS)
+
+cli: all $(UNIT_BINS) $(HELPERS)
+	@scripts/run-tests.sh $(BUILD) $(wildcard tests/cli/test_*.sh)
 
 asan:
 	@$(MAKE) --no-print-directory SANITIZE=1 test
@@ -169,7 +183,7 @@ FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
 FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o) $(ASRCS:%.S=build-fuzz/obj/%.o)
 
-.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan layers
+.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan tsan-build layers
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -196,19 +210,14 @@ fuzz: fuzz-build
 fuzz-check: fuzz-build
 	@scripts/fuzz-run.sh 3 $(FUZZ_BINS)
 
-# -Werror on every translation unit, whatever flags the objects were built
-# with (the default `make` stays friendly; `make check` is strict). Stamps
-# depend on the object, so a header change re-checks what includes it.
-WERROR_OK := $(SRCS:%.c=$(BUILD)/werror/%.ok) $(BUILD)/werror/src/main.ok \
-             $(UNIT_SRCS:%.c=$(BUILD)/werror/%.ok)
-$(BUILD)/werror/src/%.ok: src/%.c $(BUILD)/obj/src/%.o
-	@mkdir -p $(dir $@)
-	@$(CC) $(CFLAGS) -Werror -c $< -o /dev/null && touch $@
-$(BUILD)/werror/tests/unit/%.ok: tests/unit/%.c $(BUILD)/tests/%
-	@mkdir -p $(dir $@)
-	@$(CC) $(CFLAGS) -Itests/unit -Werror -c $< -o /dev/null && touch $@
-werror: $(WERROR_OK)
-	@echo "werror: $(words $(WERROR_OK)) files compile without a warning"
+# -Werror on every translation unit (the default `make` stays friendly;
+# `make check` is strict): the unsigned-char build below is made with
+# WERROR=1, so it is that build, not a second compile of every file. Make
+# keeps it up to date (a header change recompiles what includes it).
+UCHAR_MAKE := $(MAKE) --no-print-directory $(JFLAG) BUILD=build-uchar CFLAGS_EXTRA=-funsigned-char WERROR=1
+werror:
+	@$(UCHAR_MAKE) test-bins >/dev/null
+	@echo "werror: $(words $(SRCS) $(UNIT_SRCS)) files and main.c compile without a warning (-Werror, in build-uchar/)"
 
 # clang-tidy (.clang-tidy) and cppcheck (scripts/cppcheck.supp): zero findings
 # on src/. clang-tidy is slow, so each file keeps a stamp that depends on its
@@ -222,27 +231,29 @@ $(BUILD)/lint/%.tidy: %.c $(BUILD)/obj/%.o .clang-tidy
 clang-tidy: $(TIDY_OK)
 	@echo "clang-tidy: $(words $(TIDY_OK)) files, no findings"
 cppcheck:
-	@cppcheck --quiet --enable=warning,style,performance,portability --std=c11 -D_GNU_SOURCE -Isrc \
+	@cppcheck --quiet -j$(NPROC) --enable=warning,style,performance,portability --std=c11 -D_GNU_SOURCE -Isrc \
 	  --inline-suppr --suppressions-list=scripts/cppcheck.supp --error-exitcode=1 src
 	@echo "cppcheck: src/ clean"
 lint: all
 	@$(MAKE) --no-print-directory cppcheck
-	@$(MAKE) --no-print-directory clang-tidy
+	@$(MAKE) --no-print-directory $(JFLAG) clang-tidy
 
 # valgrind memcheck on the commands that exist (scripts/valgrind-check.sh)
 valgrind: all
 	@scripts/valgrind-check.sh $(BUILD)
 
 # ThreadSanitizer on the GPU thread and its callers (tests/unit/test_gpuwatch.c)
-# and on the process view's scan workers (tests/unit/test_procview.c)
+# and on the process view's scan workers (tests/unit/test_procview.c): one
+# instrumented library in build-tsan/ (this Makefile's own rules, with clang
+# and -fsanitize=thread), each test linked against it
 TSAN_TESTS := test_gpuwatch test_procview
-build-tsan/test_%: tests/unit/test_%.c $(SRCS) $(ASRCS)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKGS_CFLAGS) -DSPARKOPS_VERSION='"$(VERSION)"' \
-	  -fsanitize=thread -o $@ $< $(SRCS) $(ASRCS) -lcmocka $(LDLIBS)
-tsan: $(TSAN_TESTS:%=build-tsan/%) $(BUILD)/libfake-nvml.so
+tsan-build:
+	@CFLAGS="-g -O1" SANFLAGS=-fsanitize=thread $(MAKE) --no-print-directory $(JFLAG) BUILD=build-tsan CC=$(FUZZ_CC) \
+	  CFLAGS_EXTRA=-Wno-format-nonliteral \
+	  $(TSAN_TESTS:%=build-tsan/tests/%) >/dev/null
+tsan: tsan-build $(BUILD)/libfake-nvml.so
 	@for t in $(TSAN_TESTS); do \
-	out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 build-tsan/$$t 2>&1); rc=$$?; \
+	out=$$(BUILD_DIR=$(CURDIR)/$(BUILD) TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t 2>&1); rc=$$?; \
 	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'unexpected memory mapping'; then \
 	  echo "tsan: skipped (this kernel's address layout is not supported by ThreadSanitizer)"; \
 	elif [ $$rc -ne 0 ]; then echo "$$out"; exit 1; \
@@ -273,23 +284,29 @@ check-extra: all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory $(JFLAG) fuzz-build
 	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory check-unsigned-char
 	@$(MAKE) --no-print-directory check-arm64
 
 # ==== aarch64 (the DGX Spark's CPU) ============================================
 # check-arm64: cross-build everything with -Werror into build-arm64/ and run
-# the single-threaded unit tests and CLI cases under qemu-aarch64
-# (scripts/check-arm64.sh; skipped, with one line, when the toolchain cannot
-# be installed). check-unsigned-char: the whole native suite with aarch64's
-# unsigned plain char, into build-uchar/.
+# the single-threaded unit tests and the parsers' CLI scripts under
+# qemu-aarch64 (scripts/check-arm64.sh; skipped, with one line, when the
+# toolchain cannot be installed). check-unsigned-char: aarch64's unsigned
+# plain char, natively, into build-uchar/ (-Werror: also `werror`), on the
+# same unit tests and parsers' scripts: what char signedness can change
+# (byte tests, parsers, tables); the whole CLI suite runs under ASan and plain.
 .PHONY: check-arm64 check-unsigned-char test-bins deb
 ARM64_CC ?= aarch64-linux-gnu-gcc
+CLI_PARSERS := test_report.sh test_ladder.sh test_ladder_flush.sh test_plan.sh test_plan_accuracy.sh \
+               test_pagesize.sh test_status.sh test_docs.sh
 check-arm64:
-	@ARM64_CC=$(ARM64_CC) MAKE="$(MAKE)" scripts/check-arm64.sh build-arm64
+	@ARM64_CC=$(ARM64_CC) MAKE="$(MAKE)" CLI_QEMU="$(CLI_PARSERS)" scripts/check-arm64.sh build-arm64
 
 check-unsigned-char:
-	@$(MAKE) --no-print-directory BUILD=build-uchar CFLAGS_EXTRA=-funsigned-char WERROR=1 test
+	@$(UCHAR_MAKE) test-bins
+	@scripts/run-tests.sh build-uchar $(UNIT_SRCS:tests/unit/%.c=build-uchar/tests/%) $(CLI_PARSERS:%=tests/cli/%)
 
 # make deb: build/sparkops_VERSION_<native>.deb, and build-arm64/..._arm64.deb
 # when the aarch64 toolchain is here or installable (scripts/mkdeb.sh)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* /proc/zoneinfo and /proc/pagetypeinfo: sp_zoneinfo_parse, sp_pagetypeinfo_pageblock. */
+/* /proc/zoneinfo: sp_zoneinfo_parse. */
 #include "fuzz.h"
 #include "probe/pool.h"
 
@@ -14,7 +14,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (z.reserve_pages > z.managed_pages || z.zones <= 0)
 			abort();
 	}
-	(void)sp_pagetypeinfo_pageblock(buf, size);
 	free(buf);
 	return 0;
 }

@@ -1,9 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Runs every test against one build folder: the cmocka unit binaries and the
-# CLI scripts (tests/cli/test_*.sh, TAP-style "ok"/"not ok" lines).
-# Ends with "N passed, N failed" and exits non-zero when anything failed.
+# Runs the tests against one build folder with prove(1) (TAP::Harness), in
+# parallel: the cmocka unit binaries (TAP through CMOCKA_MESSAGE_OUTPUT) and
+# the CLI scripts (tests/cli/test_*.sh, TAP with a closing plan).
+#   scripts/run-tests.sh [BUILD] [NAME...]
+# NAME selects files by name (test_pool or pool: the unit binary and the
+# script of that name; test_pool.sh: the script; a path: that file; `make
+# test T=NAME`). JOBS (default:
+# the online CPUs, at least 4: the scripts mostly wait on the programs they
+# start) sets prove -j; PROVE_FLAGS adds prove options (--state=failed,save).
+# Ends with "N passed, N failed" (the ok / not ok lines of every file, a
+# file that crashed or broke its plan counting as one failure) and exits
+# non-zero when anything failed.
 BUILD=${1:-build}
+[ $# -gt 0 ] && shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 export SPARKOPS="$top/$BUILD/sparkops"
@@ -16,51 +26,80 @@ export NO_COLOR=1
 unset SPARKOPS_PROCFS SPARKOPS_SYSFS SPARKOPS_NVML_LIB FAKE_NVML_SCENARIO SPARKOPS_PAGE_SIZE SPARKOPS_NO_GPU_THREAD
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+command -v prove >/dev/null || { echo "run-tests: prove(1) is missing (apt-get install perl)"; exit 2; }
+
+work=$(mktemp -d)
+# the unit binaries' own root (each CLI script makes its own in lib.sh): the
+# job status files and the ladder's state never go to /run/sparkops or ~
+export SPARKOPS_RUN_DIR="$work/sparkops-root" XDG_RUNTIME_DIR="$work/xdg-runtime"
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+export SPARKOPS_TEST_LOGS="$work/logs"
+mkdir "$SPARKOPS_TEST_LOGS"
+trap 'rm -rf "$work"' EXIT
+
+# what is in the repository beyond the build folders, before and after: the
+# suite must leave nothing there (a default log, a core file)
+left() {
+	git -C "$top" status --porcelain --ignored --untracked-files=all 2>/dev/null |
+		grep -Ev '^(!!|\?\?) (build[^/]*/|\.prove$)' | grep -E '^(!!|\?\?) ' | sort
+}
+left >"$work/before"
+
+want() { # file : selected by the NAME arguments (all when none)
+	[ -z "$names" ] && return 0
+	b=$(basename "$1")
+	for n in $names; do
+		[ "$n" = "$1" ] && return 0 # a path, as the Makefile's unit/cli give
+		case $n in */*) continue ;; esac
+		n=test_${n#test_}
+		{ [ "$b" = "$n" ] || [ "$b" = "$n.sh" ]; } && return 0
+	done
+	return 1
+}
+names="$*"
+# the longest first, so that -j overlaps them with the rest
+slow="tests/cli/test_top.sh tests/cli/test_serve_secure.sh tests/cli/test_load_guard.sh tests/cli/test_metrics.sh tests/cli/test_status_line.sh tests/cli/test_follow.sh tests/cli/test_run_attr.sh"
+files=""
+for t in $slow tests/cli/test_*.sh "$BUILD"/tests/test_*; do
+	[ -f "$t" ] || continue
+	case $t in *.sh) ;; *) [ -x "$t" ] || continue ;; esac
+	case " $files " in *" $t "*) continue ;; esac
+	want "$t" && files="$files $t"
+done
+[ -n "$files" ] || { echo "run-tests: no test file named: $names"; exit 2; }
+n=$(nproc 2>/dev/null || echo 2)
+[ "$n" -ge 4 ] || n=4
+# shellcheck disable=SC2086 # word lists
+prove -j"${JOBS:-$n}" --timer --exec "$top/scripts/tap-exec.sh" $PROVE_FLAGS $files
+prc=$?
 
 passed=0
 failed=0
 failures=""
-log=$(mktemp)
-# the running jobs' status files (watch/jobstat.h) go here, not into the
-# machine's /run/sparkops (a test that SIGKILLs sparkops leaves one behind)
-XDG_RUNTIME_DIR=$(mktemp -d)
-export XDG_RUNTIME_DIR
-trap 'rm -f "$log"; rm -rf "$XDG_RUNTIME_DIR"' EXIT
-
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	if "$t" >"$log" 2>&1; then
-		n=$(grep -c '^\[       OK \]' "$log")
-		passed=$((passed + n))
-		echo "unit  $(basename "$t"): $n passed"
-	else
-		n_ok=$(grep -c '^\[       OK \]' "$log")
-		n_bad=$(grep -c '^\[  FAILED  \]' "$log")
-		[ "$n_bad" -gt 0 ] || n_bad=1
-		passed=$((passed + n_ok))
-		failed=$((failed + n_bad))
-		failures="$failures $(basename "$t")"
-		cat "$log"
-	fi
-done
-
-for t in tests/cli/test_*.sh; do
-	[ -f "$t" ] || continue
-	sh "$t" >"$log" 2>&1
-	rc=$?
-	n_ok=$(grep -c '^ok ' "$log")
-	n_bad=$(grep -c '^not ok ' "$log")
-	if [ $rc -ne 0 ] && [ "$n_bad" -eq 0 ]; then n_bad=1; fi
-	passed=$((passed + n_ok))
+for t in $files; do
+	b=$(basename "$t")
+	l="$SPARKOPS_TEST_LOGS/$b"
+	n_ok=$(grep -c '^ok\( \|$\)' "$l.out" 2>/dev/null)
+	n_bad=$(grep -c '^not ok\( \|$\)' "$l.out" 2>/dev/null)
+	rc=$(cat "$l.rc" 2>/dev/null || echo 1)
+	[ "$rc" != 0 ] && [ "${n_bad:-0}" -eq 0 ] && n_bad=1
+	passed=$((passed + ${n_ok:-0}))
 	failed=$((failed + n_bad))
 	if [ "$n_bad" -gt 0 ]; then
-		failures="$failures $(basename "$t")"
-		cat "$log"
-	else
-		echo "cli   $(basename "$t"): $n_ok passed"
+		failures="$failures $b"
+		echo "==== $b (exit $rc)"
+		cat "$l.out" "$l.err"
 	fi
 done
-
+left >"$work/after"
+extra=$(comm -13 "$work/before" "$work/after")
+if [ -n "$extra" ]; then
+	echo "not ok - the suite left files in the repository:"
+	echo "$extra" | sed 's/^/#   /'
+	failed=$((failed + 1))
+	failures="$failures (files-left)"
+fi
+[ "$prc" -ne 0 ] && [ "$failed" -eq 0 ] && { failed=1; failures="$failures (prove: exit $prc)"; }
 [ -n "$failures" ] && echo "failing:$failures"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

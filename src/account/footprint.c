@@ -373,8 +373,6 @@ static double quant_bytes(enum sp_quant q, double unq, bool no_dq)
 	}
 }
 
-/* one layer's activations saved for backward, 16-bit, no recompute
- * (Korthikanti et al. 2022, generalised to GQA and gated MLPs) */
 /* bitsandbytes before 0.43.2 (PR #1270, "fix QLoRA mem bug: delete useless
  * buffered activation"): MatMul4Bit kept its input A for backward although
  * only the weight is needed there, so every 4-bit linear's 16-bit input stays
@@ -400,6 +398,8 @@ static double legacy_bnb_inputs(const struct sp_model_shape *m, unsigned t)
 	return b;
 }
 
+/* one layer's activations saved for backward, 16-bit, no recompute
+ * (Korthikanti et al. 2022, generalised to GQA and gated MLPs) */
 static double act_layer(const struct sp_model_shape *m, const struct sp_plan_opts *o, bool gated, bool kbit_inputs)
 {
 	double T = (double)o->batch * o->seq, h = m->hidden, I = mlp_width(m);

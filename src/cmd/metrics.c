@@ -22,6 +22,7 @@
 static const struct sp_cmdspec spec = {
 	.name = "metrics",
 	.usage = "usage: sparkops metrics [--textfile DIR [--interval DURATION]] [--reserve SIZE]\n"
+		 "                        [--gpu-timeout DURATION]\n"
 		 "\n"
 		 "The readings of 'sparkops status' in the Prometheus text format (0.0.4):\n"
 		 "pool, budget, cgroup, PSI, thermal zones, hwmon, GB10 power limits, GPUs\n"
@@ -53,6 +54,9 @@ static int parse_opts(int argc, char **argv, struct metrics_opts *o)
 				"with --textfile: write again every DURATION (e.g. 15s)\n"
 				"until SIGINT or SIGTERM"),
 		SP_OPT_READ_EXPORT(&o->ro),
+		SP_OPT_DURATION("gpu-timeout", &o->ro.gpu_timeout_s, "DURATION", 0, 3600, SP_OPTF_LO_OPEN,
+				"longest wait for the NVIDIA driver (default 2s); past it the\n"
+				"GPU readings are left out, sparkops_gpu_reading_ok says \"timeout\""),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, table, argc, argv);

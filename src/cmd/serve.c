@@ -268,6 +268,7 @@ static int serve(const struct sp_serve_opts *so, struct collector *col, bool rem
 	struct sp_server *srv = sp_serve_start(so, fill, col, &err);
 	if (!srv)
 		return start_failed(so, err);
+	sp_harden_relock(); /* the server's threads: locked too where the first lock could not cover them */
 	if (remote && !so->tls_cert_pem && !so->n_users)
 		sp_warn("'%s' is open to other machines without TLS or authentication: anyone who can reach it "
 			"reads process names, pids, cgroups and the GPU (see --web-config)",

@@ -96,8 +96,6 @@ static void say(struct top *t, bool alert, const char *fmt, ...)
 	t->msg_until = sp_mono_now() + MSG_S;
 }
 
-/* One sample: the machine (the GPU behind its deadline), the history, the
- * jobs. A GPU that did not answer in time leaves its last answer, marked stale. */
 /* The processes: a full scan every PROC_SCAN_S, else the last scan's list
  * with this sample's GPU memory (NVML's per-process figures). */
 static void sample_procs(struct top *t, bool full, double now)
@@ -122,6 +120,8 @@ static void sample_procs(struct top *t, bool full, double now)
 	s->procs_seen = t->procs_seen;
 }
 
+/* One sample: the machine (the GPU behind its deadline), the history, the
+ * jobs. A GPU that did not answer in time leaves its last answer, marked stale. */
 static void take_sample(struct top *t)
 {
 	double now = sp_mono_now();

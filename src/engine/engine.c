@@ -95,9 +95,6 @@ struct wl_metrics {
 	char command[64], unit[16];
 };
 
-/* The engine's whole state: one instance per sp_engine_run, on the heap (the
- * sample, the trees and the relay's buffer are big), passed by pointer to
- * every function here and to the guard thread. */
 #define GQ_MAX 32
 /* run --ladder: one try of the series */
 struct wl_try {
@@ -111,6 +108,9 @@ struct wl_try {
 	double seconds;
 };
 
+/* The engine's whole state: one instance per sp_engine_run, on the heap (the
+ * sample, the trees and the relay's buffer are big), passed by pointer to
+ * every function here and to the guard thread. */
 struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
 	const struct sp_engine_opts *o;
 	struct sp_csvlog log;
@@ -1368,6 +1368,8 @@ static int engine_start(struct wl *w)
 	lg_start(w);
 	w->next = w->t0;
 	w->t_end = o->duration_s > 0 ? w->t0 + o->duration_s : INFINITY;
+	/* the threads are up: their stacks locked too where the first lock could not cover them */
+	sp_harden_relock();
 	return 0;
 }
 
@@ -1918,6 +1920,7 @@ static bool ladder_spawn(struct wl *w, int rung, const char *change)
 	ladder_try_begin(w, rung, change);
 	w->lg_append = true;
 	lg_start(w);
+	sp_harden_relock();
 	w->next = sp_mono_now();
 	return true;
 }
@@ -1930,7 +1933,6 @@ static void ladder_notes(struct wl *w, const struct sp_retry_plan *p)
 	}
 }
 
-/* After a try ended: true when the next try started. */
 /* The series ends with this try: it succeeded, was interrupted or stopped
  * by the guard, or did not fail for want of memory. Said and logged. */
 static bool ladder_ends_here(struct wl *w, int code, const char *by, enum sp_oom_kind kind)
@@ -1957,6 +1959,7 @@ static bool ladder_ends_here(struct wl *w, int code, const char *by, enum sp_oom
 	return true;
 }
 
+/* After a try ended: true when the next try started. */
 static bool ladder_after(struct wl *w)
 {
 	const struct sp_engine_opts *o = w->o;

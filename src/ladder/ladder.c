@@ -6,6 +6,7 @@
  * points at the load-time peak, never at the batch. */
 #include "ladder/ladder.h"
 #include "util/fileio.h"
+#include "util/paths.h"
 #include "util/units.h"
 
 #include <ctype.h>
@@ -157,8 +158,11 @@ void sp_ladder_job_from_path(const char *abs, char *job, size_t n)
 int sp_ladder_state_dir(char *out, size_t n)
 {
 	const char *x = getenv("XDG_STATE_HOME");
+	const char *root = sp_run_root();
 	int w;
-	if (x && x[0] == '/') {
+	if (root) {
+		w = snprintf(out, n, "%s/state", root);
+	} else if (x && x[0] == '/') {
 		w = snprintf(out, n, "%s/sparkops", x);
 	} else {
 		const char *home = getenv("HOME");

@@ -33,8 +33,9 @@ bool sp_ladder_job_valid(const char *job);
 /* A job name from an absolute path (the log's, or the working directory):
  * '/' and other characters become '_'; long paths keep their tail plus a hash. */
 void sp_ladder_job_from_path(const char *abs, char *job, size_t n);
-/* The state folder: $XDG_STATE_HOME/sparkops (when absolute), else
- * $HOME/.local/state/sparkops. 0, or -1 when neither is set. */
+/* The state folder: $SPARKOPS_RUN_DIR/state when that is set (the one root,
+ * util/paths.h), else $XDG_STATE_HOME/sparkops (when absolute), else
+ * $HOME/.local/state/sparkops. 0, or -1 when none is set. */
 int sp_ladder_state_dir(char *out, size_t n);
 /* Open the state folder (made 0700 when missing) and lock it (flock,
  * exclusive) for one read-modify-write of a job's state; the lock goes with

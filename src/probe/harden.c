@@ -55,6 +55,17 @@ __attribute__((unused)) static void fmt_limit(char *buf, size_t n, rlim_t v)
 		snprintf(buf, n, "%llu KiB", (unsigned long long)(v >> 10));
 }
 
+static bool lock_current_only; /* locked without MCL_FUTURE: sp_harden_relock() locks again */
+static bool locked;
+
+void sp_harden_relock(void)
+{
+#ifndef SP_UNDER_ASAN
+	if (locked && lock_current_only && mlockall(MCL_CURRENT | MCL_ONFAULT) < 0 && errno == EINVAL)
+		(void)mlockall(MCL_CURRENT); /* over the limit: what was locked stays locked */
+#endif
+}
+
 static int lock_memory(char *warn, size_t cap)
 {
 #ifdef SP_UNDER_ASAN
@@ -69,11 +80,21 @@ static int lock_memory(char *warn, size_t cap)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_MEMLOCK, &rl);
 	}
-	int r = mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT);
+	/* Under a finite RLIMIT_MEMLOCK (not root, no CAP_IPC_LOCK) MCL_FUTURE
+	 * counts every later mapping against the limit, a thread's stack
+	 * included: a process near it can no longer start a thread (EAGAIN).
+	 * There what exists is locked now and again by sp_harden_relock() once
+	 * the threads are up; the sampling path allocates nothing after that. */
+	bool bounded = geteuid() != 0 && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+	int future = bounded ? 0 : MCL_FUTURE;
+	lock_current_only = bounded;
+	int r = mlockall(MCL_CURRENT | future | MCL_ONFAULT);
 	if (r < 0 && errno == EINVAL) /* a kernel without MCL_ONFAULT */
-		r = mlockall(MCL_CURRENT | MCL_FUTURE);
-	if (r == 0)
+		r = mlockall(MCL_CURRENT | future);
+	if (r == 0) {
+		locked = true;
 		return 0;
+	}
 	int err = errno;
 	if (warn && cap) {
 		char lim[32] = "unknown";

@@ -34,6 +34,10 @@ enum {
  *    lowering the job's score is not ours to decide). Skipped when the /proc
  *    root points at a fixture tree. */
 unsigned sp_harden_process(unsigned flags, char *warn, size_t warn_cap);
+/* After the threads are started: lock again what exists now, where the
+ * first lock could not cover later mappings (a finite RLIMIT_MEMLOCK: the
+ * threads' stacks are then locked too, as far as the limit allows). */
+void sp_harden_relock(void);
 
 /* Touch SP_HARDEN_STACK_BYTES of the calling thread's stack, so that once
  * memory is locked a sample never faults a stack page in under pressure.

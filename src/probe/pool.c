@@ -322,23 +322,45 @@ uint64_t sp_min_free_thp_kb(uint64_t pageblock_pages, int populated, uint64_t lo
 	return pages * (page_size / 1024);
 }
 
-uint64_t sp_pagetypeinfo_pageblock(const char *buf, size_t len)
+/* The page block (pageblock_nr_pages) is a constant of the kernel, so it is
+ * derived, never read from /proc/pagetypeinfo: generating that file walks
+ * every zone's free lists under zone->lock with interrupts off (why it is
+ * root-only since Linux 5.4), a stall on the machine we watch.
+ * include/linux/pageblock-flags.h (Linux 6.x):
+ *   pageblock_order = min(HUGETLB_PAGE_ORDER, MAX_PAGE_ORDER)
+ * and HUGETLB_PAGE_ORDER = PMD_SHIFT - PAGE_SHIFT, which is what
+ * hpage_pmd_size / page size measures. By page size (arm64 Kconfig
+ * ARCH_FORCE_MAX_ORDER: 10 for 4K, 11 for 16K, 13 for 64K; x86 is 4K):
+ *   4 KiB pages:  PMD 2 MiB,   order 9  ->  512 pages
+ *   16 KiB pages: PMD 32 MiB,  order 11 -> 2048 pages
+ *   64 KiB pages: PMD 512 MiB, order 13 -> 8192 pages (min(13, 13))
+ * Linux 6.16+ may lower it with CONFIG_PAGE_BLOCK_ORDER; the PMD figure is
+ * then the upper bound khugepaged's recommendation is computed from. */
+static uint64_t max_order_pages(uint64_t page_size)
 {
-	static const char key[] = "Pages per block:";
-	const char *p = buf, *end = buf + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		if ((size_t)(le - p) > sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0) {
-			const char *q = p + sizeof key - 1;
-			uint64_t v;
-			if (num_at(&q, le, &v))
-				return v;
-			return 0;
-		}
-		p = nl ? nl + 1 : end;
+	switch (page_size) {
+	case 4096: return 1ULL << 10;
+	case 16384: return 1ULL << 11;
+	case 65536: return 1ULL << 13;
+	default: return 0;
 	}
-	return 0;
+}
+
+uint64_t sp_pageblock_pages(uint64_t pmd_bytes, uint64_t page_size)
+{
+	uint64_t cap = max_order_pages(page_size);
+	if (cap == 0)
+		return 0;
+	if (pmd_bytes > page_size && pmd_bytes % page_size == 0) {
+		uint64_t n = pmd_bytes / page_size;
+		if ((n & (n - 1)) == 0)
+			return n < cap ? n : cap;
+	}
+	switch (page_size) { /* no THP sysfs file: the page size's known order */
+	case 4096: return 512;
+	case 16384: return 2048;
+	default: return 8192;
+	}
 }
 
 static void vm_i64(const char *name, struct sp_i64 *out)
@@ -397,9 +419,12 @@ void sp_watermarks_read(struct sp_watermarks *w, uint64_t mem_total)
 	w->default_kbytes.v = sp_min_free_default_kb(lowmem_kb);
 	w->default_kbytes.why = SP_OK;
 	w->thp_kbytes.why = SP_MISSING;
-	if (thp_on() && w->zi.why == SP_OK && sp_proc_path(path, sizeof path, "pagetypeinfo") == 0 &&
-	    sp_read_file(path, buf, 4096, &len) == 0) {
-		uint64_t pb = sp_pagetypeinfo_pageblock(buf, len);
+	if (thp_on() && w->zi.why == SP_OK) {
+		int64_t pmd = 0;
+		if (sp_sys_path(path, sizeof path, "kernel/mm/transparent_hugepage/hpage_pmd_size") < 0 ||
+		    sp_read_i64(path, &pmd) < 0 || pmd < 0)
+			pmd = 0;
+		uint64_t pb = sp_pageblock_pages((uint64_t)pmd, page);
 		if (pb) {
 			w->thp_kbytes.v = sp_min_free_thp_kb(pb, w->zi.populated, lowmem_kb, page);
 			w->thp_kbytes.why = SP_OK;

@@ -2,7 +2,7 @@
 /* The pool's shape beyond /proc/meminfo: contiguous free memory from
  * /proc/buddyinfo (what the GPU driver's large allocations need), the zones'
  * watermarks from /proc/zoneinfo and the vm sysctls that set them, the page
- * block size from /proc/pagetypeinfo, and the one write to
+ * block size (derived: /proc/pagetypeinfo is never read), and the one write to
  * <procfs>/sys/vm/compact_memory. Parsers take buffers (fuzzed by
  * fuzz/fuzz_buddyinfo.c and fuzz/fuzz_zoneinfo.c); readers go through the
  * roots. Why it matters: docs/run.md "Surviving a model load". */
@@ -50,8 +50,11 @@ uint64_t sp_min_free_default_kb(uint64_t lowmem_kb);
 /* khugepaged's: pageblock pages x populated zones x (2 + 3 x 3), at most 5%
  * of lowmem, in kB. */
 uint64_t sp_min_free_thp_kb(uint64_t pageblock_pages, int populated, uint64_t lowmem_kb, uint64_t page_size);
-/* "Pages per block:  512" from /proc/pagetypeinfo; 0 when absent. */
-uint64_t sp_pagetypeinfo_pageblock(const char *buf, size_t len);
+/* The kernel's page block in pages (pageblock_nr_pages), derived from
+ * /sys/kernel/mm/transparent_hugepage/hpage_pmd_size (pmd_bytes; 0 when
+ * absent) and the page size, never from /proc/pagetypeinfo (pool.c says
+ * why). 0 for a page size the kernel does not have. */
+uint64_t sp_pageblock_pages(uint64_t pmd_bytes, uint64_t page_size);
 /* Read all of it (mem_total from meminfo, for the defaults). */
 void sp_watermarks_read(struct sp_watermarks *w, uint64_t mem_total);
 

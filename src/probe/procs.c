@@ -392,8 +392,6 @@ static size_t pid_dir(char *rel, int pid)
 	return n + 1;
 }
 
-/* resident bytes and start time of the process under dfd/rel ("PID/"); comm
- * into comm when asked. 0, -1 when it is gone or its count is forged. */
 /* /proc/PID/stat of the live procfs: a kernel file, never a FIFO, so
  * neither sp_read_at's fstat nor its O_NONBLOCK is needed; and a one-record
  * seq_file (single_open), whose first read hands over the whole record when
@@ -422,6 +420,8 @@ static int stat_at(int dfd, const char *rel, char *buf, size_t cap, size_t *len)
 	return 0;
 }
 
+/* resident bytes and start time of the process under dfd/rel ("PID/"); comm
+ * into comm when asked. 0, -1 when it is gone or its count is forged. */
 static int brief_at(int dfd, char *rel, size_t rl, char *comm, size_t comm_cap, uint64_t *rss,
 		    uint64_t *start, bool *has_comm)
 {

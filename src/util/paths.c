@@ -51,6 +51,12 @@ const char *sp_etc(void)
 	}
 	return etc;
 }
+
+const char *sp_run_root(void)
+{
+	const char *r = getenv("SPARKOPS_RUN_DIR");
+	return r && r[0] == '/' ? r : NULL;
+}
 int sp_paths_is_fixture(void) { return moved; }
 
 static int vpath(char *out, size_t n, const char *root, const char *fmt, va_list ap)

@@ -14,6 +14,14 @@ int sp_paths_is_fixture(void);
  * root to a tree (a fixture, a copy of a machine), the etc/ beside that
  * tree's proc/ (so nothing of the live machine mixes in), else /etc. */
 const char *sp_etc(void);
+/* SPARKOPS_RUN_DIR, when set to an absolute path: the one root of every
+ * file sparkops keeps of its own on this machine, in place of the defaults
+ * (the job status folder <root>/run instead of $XDG_RUNTIME_DIR/sparkops,
+ * /run/sparkops or /tmp/sparkops-UID; the ladder's state folder <root>/state
+ * instead of $XDG_STATE_HOME/sparkops or ~/.local/state/sparkops). The test
+ * suite sets it so that nothing it runs reads or writes the machine's own.
+ * NULL when unset, empty or relative. */
+const char *sp_run_root(void);
 
 /* snprintf helpers: "<procfs>/<rel>"; return 0, or -1 when the path does not fit */
 int sp_proc_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -4,6 +4,7 @@
 #include "watch/jobstat.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
+#include "util/paths.h"
 #include "util/text.h"
 
 #include <errno.h>
@@ -250,9 +251,16 @@ bool sp_jobstat_dir_refused(char *why, size_t whylen)
 int sp_jobstat_dir(char *buf, size_t n, bool create, char *why, size_t whylen)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *root = sp_run_root();
 	int k;
 	mode_t mode = 0700;
-	if (xdg && xdg[0] == '/') {
+	if (root) {
+		k = snprintf(buf, n, "%s/run", root);
+		if (k > 0 && (size_t)k < n && create && mkdir(root, 0700) < 0 && errno != EEXIST) {
+			snprintf(why, whylen, "'%s' (SPARKOPS_RUN_DIR): %s", root, strerror(errno));
+			return -1;
+		}
+	} else if (xdg && xdg[0] == '/') {
 		k = snprintf(buf, n, "%s/sparkops", xdg);
 	} else if (geteuid() == 0) {
 		k = snprintf(buf, n, "%s", ROOT_DIR);
@@ -389,7 +397,9 @@ int sp_jobstat_find(struct sp_jobstat *out, int max, double now_unix)
 	int n = 0;
 	if (sp_jobstat_dir(dir, sizeof dir, false, why, sizeof why) == 0)
 		n = scan_dir(dir, out, n, max, now_unix);
-	if (strcmp(dir, ROOT_DIR) != 0)
+	/* root's jobs too (a user's top sees them), unless SPARKOPS_RUN_DIR
+	 * seals us into one root */
+	if (!sp_run_root() && strcmp(dir, ROOT_DIR) != 0)
 		n = scan_dir(ROOT_DIR, out, n, max, now_unix);
 	/* newest first (a handful: insertion sort) */
 	for (int i = 1; i < n; i++)

@@ -6,8 +6,10 @@
  * process is alive and whose last update is recent (a crashed engine leaves
  * its file behind, and its pid may be reused).
  *
- * The folder (sp_jobstat_dir): $XDG_RUNTIME_DIR/sparkops when that is set,
- * else /run/sparkops for root, else /tmp/sparkops-UID. It is created 0700
+ * The folder (sp_jobstat_dir): $SPARKOPS_RUN_DIR/run when that is set (the
+ * one root, util/paths.h: then no other folder is read either), else
+ * $XDG_RUNTIME_DIR/sparkops when that is set, else /run/sparkops for root,
+ * else /tmp/sparkops-UID. It is created 0700
  * (/run/sparkops 0755, so every user's top sees root's jobs) and refused
  * when it is not a directory owned by us (a symlink planted in /tmp) or is
  * writable by group or others (run, watch and top warn once). The

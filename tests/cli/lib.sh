@@ -1,13 +1,38 @@
 # SPDX-License-Identifier: MIT
 # Helpers for the CLI tests: each case runs the built binary and checks its
-# exit code and output. Prints TAP-style "ok N - name" / "not ok N - name".
-: "${SPARKOPS:?run through scripts/run-tests.sh}"
+# exit code and output. Prints TAP "ok N - name" / "not ok N - name" and the
+# plan "1..N" at the end (done_testing), so prove(1) runs the scripts.
+# A script runs alone with `sh tests/cli/test_X.sh`: what scripts/run-tests.sh
+# sets is found here when unset (the build in build/, or $BUILD).
+_top=$(cd "$(dirname "$0")/../.." && pwd)
+: "${BUILD_DIR:=$_top/${BUILD:-build}}"
+: "${SPARKOPS:=$BUILD_DIR/sparkops}"
+: "${FAKE_NVML:=$BUILD_DIR/libfake-nvml.so}"
+: "${FAKE_NVML_OLD:=$BUILD_DIR/libfake-nvml-old.so}"
+: "${FIX:=$_top/tests/fixtures}"
+: "${NO_COLOR:=1}"
+export BUILD_DIR SPARKOPS FAKE_NVML FAKE_NVML_OLD FIX NO_COLOR
+# the developer's own roots and libraries stay out of the tests
+unset SPARKOPS_PROCFS SPARKOPS_SYSFS SPARKOPS_NVML_LIB FAKE_NVML_SCENARIO SPARKOPS_PAGE_SIZE SPARKOPS_NO_GPU_THREAD
+if [ ! -x "$SPARKOPS" ]; then
+	echo "Bail out! no $SPARKOPS: build it first (make test-bins, or set SPARKOPS / BUILD)"
+	exit 2
+fi
 T_N=0
 T_FAILED=0
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# sealed from the machine: every file sparkops keeps of its own (the job
+# status files top reads, the ladder's state) goes under this script's $TMP,
+# never /run/sparkops or ~/.local/state (SPARKOPS_RUN_DIR: util/paths.h)
+SPARKOPS_RUN_DIR="$TMP/sparkops-root"
+XDG_RUNTIME_DIR="$TMP/xdg-runtime"
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+export SPARKOPS_RUN_DIR XDG_RUNTIME_DIR
 OUT="$TMP/out"
 ERR="$TMP/err"
+: >"$OUT"
+: >"$ERR"
 
 # run CMD... : runs it, keeps stdout in $OUT, stderr in $ERR, exit code in $RC
 run() {

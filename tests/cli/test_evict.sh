@@ -82,6 +82,7 @@ _report $? "a FIFO and a symlink skipped and counted (never opened, never follow
 chown nobody:"$grp" "$F"
 cat "$F" >/dev/null
 export XDG_STATE_HOME="$DIR/state"
+unset SPARKOPS_RUN_DIR # the XDG/HOME state folder itself is tested here (in $TMP: still sealed)
 run $AS_NOBODY env XDG_STATE_HOME="$DIR/state" $S ladder --apply 1 --evict "$DIR" --job ev --json
 expect_rc 0 "ladder --apply 1 --evict as nobody: rung 1 done by eviction"
 expect_err 'rung 1 without root: evicted the page cache of 1 file' "says what it evicted"

@@ -9,6 +9,7 @@ export SPARKOPS_TEST_PROCFS_WRITES=1
 S=$SPARKOPS
 LOGS=$FIX/oomlogs
 export XDG_STATE_HOME="$TMP/state"
+unset SPARKOPS_RUN_DIR # the XDG/HOME state folder itself is tested here (in $TMP: still sealed)
 IDLE=$(sysroot gb10-idle)
 L="$S ladder $IDLE"
 

@@ -9,6 +9,8 @@
 S=$SPARKOPS
 LOGS=$FIX/ladderlogs
 export XDG_STATE_HOME="$TMP/state"
+# the ladder's state under XDG_STATE_HOME is what this file reads back
+unset SPARKOPS_RUN_DIR
 LOADED="$S ladder $(sysroot gb10-loaded)" # 2.2 GiB now, a flush gives back 44.6 GiB: 46.8 GiB after it
 IDLE="$S ladder $(sysroot gb10-idle)"     # 88.4 GiB now, 110.3 GiB after a flush
 
@@ -130,7 +132,7 @@ run $S ladder --help
 expect_out "3 not a memory failure" "--help documents exit 3"
 # run --ladder treats it as "don't retry"
 : >"$TMP/tries"
-run $S run $(sysroot gb10-idle) --interval 1 --quiet --summary "$TMP/s.json" --ladder --ladder-seq-flag --max_seq_length -- \
+run $S run $(sysroot gb10-idle) --interval 1 --quiet --log "$TMP/lj.csv" --summary "$TMP/s.json" --ladder --ladder-seq-flag --max_seq_length -- \
 	sh -c "echo try >>'$TMP/tries'; cat '$LOGS/import_error.log' >&2; exit 1" job --max_seq_length 2048
 expect_rc 1 "run --ladder: the job's own exit status"
 expect_err "not an out-of-memory failure: not retried" "run --ladder: not retried"

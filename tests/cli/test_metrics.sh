@@ -11,13 +11,26 @@ command -v promtool >/dev/null 2>&1
 _report $? "promtool is installed (Debian package prometheus)"
 
 # --- every fixture x every NVML scenario lints clean ------------------------------
-for f in "$FIX"/*/; do
+# At a twentieth of the time: a 0.1 s GPU deadline (the default's 2 s / 20)
+# and the fake's late answers 20 times sooner (FAKE_NVML_SLEEP_SCALE), so
+# every scenario ends as at full scale (answered, or a timeout) without
+# waiting out 2 s deadlines 30 times. The fixture sysroots (a folder with
+# proc/), and one folder that is none (every file missing).
+mkdir "$TMP/not-a-sysroot"
+K=20
+for f in "$FIX"/*/ "$TMP/not-a-sysroot/"; do
+	[ -d "$f/proc" ] || [ "$f" = "$TMP/not-a-sysroot/" ] || continue
 	fx=$(basename "$f")
 	for sc in "$SC"/*.scn; do
 		n=$(basename "$sc" .scn)
-		run env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$sc" $S metrics $(sysroot "$fx")
+		run env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$sc" FAKE_NVML_SLEEP_SCALE=$K \
+			$S metrics --gpu-timeout 0.1 --procfs "$f/proc" --sysfs "$f/sys"
 		[ "$RC" = 0 ] && promtool check metrics <"$OUT" >"$ERR" 2>&1
 		_report $? "promtool check metrics: $fx / $n"
+		case $n in
+		hang | hang-init) expect_out 'status="timeout"' "$fx / $n: the GPU said timed out at the short deadline" ;;
+		slow | slow-1s) expect_out '^sparkops_gpu_temp_celsius\{.*\} 84$' "$fx / $n: a late answer within the deadline is used (as at 2 s)" ;;
+		esac
 	done
 done
 run env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1 $S metrics $(sysroot no-gpu)

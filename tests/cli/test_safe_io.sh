@@ -162,6 +162,7 @@ expect_rc 2 "--log X --summary ./X, neither there yet"
 # ---- 4. the ladder's state: the caller's own folder, one writer at a time ---------------
 
 export XDG_STATE_HOME="$TMP/state"
+unset SPARKOPS_RUN_DIR # the XDG/HOME state folder itself is tested here (in $TMP: still sealed)
 LAD="$S ladder $IDLE"
 i=1
 while [ $i -le 40 ]; do

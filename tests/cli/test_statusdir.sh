@@ -9,6 +9,8 @@ S=$SPARKOPS
 NONV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 R="--procfs $FIX/gb10-loaded/proc --sysfs $FIX/gb10-loaded/sys"
 cd "$TMP" || exit 2
+# the status folder's own fallbacks (XDG_RUNTIME_DIR, /tmp/sparkops-UID) are what this tests
+unset SPARKOPS_RUN_DIR
 chmod 755 "$TMP"
 
 # our own folder, 0700: used, no warning

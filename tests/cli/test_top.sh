@@ -71,7 +71,7 @@ start() {
 	while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
 	shift
 	tm new-session -d -s "$name" -x 100 -y 30 \
-		"env -u NO_COLOR LANG=C.UTF-8 TERM=screen-256color PANE_PID_FILE=$TMP/$name.pid XDG_RUNTIME_DIR=$TMP/rt \
+		"env -u NO_COLOR LANG=C.UTF-8 TERM=screen-256color PANE_PID_FILE=$TMP/$name.pid XDG_RUNTIME_DIR=$TMP/rt SPARKOPS_RUN_DIR=$SPARKOPS_RUN_DIR \
 SPARKOPS_NVML_LIB=$FAKE_NVML $envs $TMP/pane.sh $S top $*"
 }
 cap() { tm capture-pane -p -t "$1" >"$OUT"; }
@@ -204,20 +204,20 @@ wait_for e '^rc='
 expect_out '^rc=0 restored' "q still exits 0 with the driver hung"
 
 # ---- a running job -------------------------------------------------------------------
-XDG_RUNTIME_DIR=$TMP/rt SPARKOPS_NVML_LIB=/nonexistent $S run --interval 0.2 --log job.csv -- \
+XDG_RUNTIME_DIR=$TMP/rt SPARKOPS_RUN_DIR=$SPARKOPS_RUN_DIR SPARKOPS_NVML_LIB=/nonexistent $S run --interval 0.2 --log job.csv -- \
 	$PC tqdm 50 100 50 30 >/dev/null 2>&1 &
 jpid=$!
 start f FAKE_NVML_SCENARIO=$SC/gb10.scn -- --interval 0.2 $LOADED
 wait_for f "JOB  run $jpid .*progress_ch.* it/s" # the command is cut to its column (a longer build path cuts more)
 _report $? "a running 'sparkops run' shows: its command and throughput"
 expect_out "JOB  .*guard: off" "and its guard state"
-[ -f "$TMP/rt/sparkops/$jpid" ] && grep -q '^mode=run$' "$TMP/rt/sparkops/$jpid"
+[ -f "$SPARKOPS_RUN_DIR/run/$jpid" ] && grep -q '^mode=run$' "$SPARKOPS_RUN_DIR/run/$jpid"
 _report $? "the status file is named by pid, key=value"
-[ "$(stat -c %a "$TMP/rt/sparkops/$jpid")" = 644 ] && [ "$(stat -c %a "$TMP/rt/sparkops")" = 700 ]
+[ "$(stat -c %a "$SPARKOPS_RUN_DIR/run/$jpid")" = 644 ] && [ "$(stat -c %a "$SPARKOPS_RUN_DIR/run")" = 700 ]
 _report $? "file 0644 in a 0700 folder"
 kill -INT $jpid
 wait $jpid
-[ ! -e "$TMP/rt/sparkops/$jpid" ]
+[ ! -e "$SPARKOPS_RUN_DIR/run/$jpid" ]
 _report $? "the status file is removed at exit"
 wait_for f 'PROCESSES' && ! grep -q '^JOB' "$OUT"
 i=0; while [ $i -lt 30 ] && grep -q '^JOB' "$OUT"; do sleep 0.1; cap f; i=$((i + 1)); done

@@ -110,9 +110,17 @@ static void min_free_defaults(void **st)
 	assert_int_equal(sp_min_free_thp_kb(512, 3, 24000000, 4096), 67584);
 	/* at most 5% of lowmem */
 	assert_int_equal(sp_min_free_thp_kb(8192, 3, 1000000, 65536), 1000000 / 64 / 20 * 64);
-	const char pt[] = "Page block order: 9\nPages per block:  512\n\n";
-	assert_int_equal(sp_pagetypeinfo_pageblock(S(pt)), 512);
-	assert_int_equal(sp_pagetypeinfo_pageblock(S("nothing\n")), 0);
+	/* the page block, derived: hpage_pmd_size / page size, capped at the max order */
+	assert_int_equal(sp_pageblock_pages(2ULL << 20, 4096), 512);
+	assert_int_equal(sp_pageblock_pages(32ULL << 20, 16384), 2048);
+	assert_int_equal(sp_pageblock_pages(512ULL << 20, 65536), 8192);
+	assert_int_equal(sp_pageblock_pages(1ULL << 30, 4096), 1024); /* never above MAX_PAGE_ORDER */
+	/* no (or a nonsense) THP file: the page size's known pageblock order */
+	assert_int_equal(sp_pageblock_pages(0, 4096), 512);
+	assert_int_equal(sp_pageblock_pages(0, 65536), 8192);
+	assert_int_equal(sp_pageblock_pages(3000000, 4096), 512);
+	assert_int_equal(sp_pageblock_pages(4096, 4096), 512);
+	assert_int_equal(sp_pageblock_pages(2ULL << 20, 8192), 0); /* no such page size */
 }
 
 int main(void)

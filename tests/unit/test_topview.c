@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The screen of `sparkops top` as a model (out/topview.c), without a
  * terminal: what each line says for a hand-made GB10 sample, the
- * sparklines, the sorts, narrow and tiny screens, ASCII, a stale GPU; and
- * the running job's status file (watch/jobstat.c). */
+ * sparklines, the sorts, narrow and tiny screens, ASCII, a stale GPU. (The
+ * running job's status file: tests/unit/test_jobstat.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "out/topview.h"
 #include "watch/jobstat.h"
@@ -382,142 +379,11 @@ static void job_line(void **st)
 	fx_free(f);
 }
 
-static void jobstat_text(void **st)
-{
-	(void)st;
-	struct sp_jobstat j, back;
-	char buf[2048];
-	sp_jobstat_clear(&j);
-	j.pid = 4242;
-	snprintf(j.mode, sizeof j.mode, "watch");
-	snprintf(j.command, sizeof j.command, "a\nb");
-	j.started_unix = 1000.5;
-	j.updated_unix = 1010.25;
-	j.interval_s = 2;
-	j.samples = 6;
-	j.rate = 3.5;
-	snprintf(j.unit, sizeof j.unit, "it/s");
-	int n = sp_jobstat_format(&j, buf, sizeof buf);
-	assert_true(n > 0);
-	assert_non_null(strstr(buf, "version=1\npid=4242\nmode=watch\ncommand=a?b\n"));
-	assert_non_null(strstr(buf, "\nrate=3.5\n"));
-	assert_non_null(strstr(buf, "\nbaseline=\n")); /* unknown is empty, not 0 */
-	assert_int_equal(sp_jobstat_parse(buf, (size_t)n, &back), 0);
-	assert_int_equal(back.pid, 4242);
-	assert_string_equal(back.mode, "watch");
-	assert_true(back.rate == 3.5);
-	assert_true(isnan(back.baseline));
-	assert_true(back.samples == 6);
-	assert_true(sp_jobstat_fresh(&back, 1012));
-	assert_false(sp_jobstat_fresh(&back, 1010.25 + 3 * 2 + 11));
-	/* refused: no version, a future version, no pid; unknown keys ignored */
-	assert_int_equal(sp_jobstat_parse("pid=1\n", 6, &back), -1);
-	assert_int_equal(sp_jobstat_parse("version=9\npid=1\n", 16, &back), -1);
-	assert_int_equal(sp_jobstat_parse("version=1\n", 10, &back), -1);
-	const char *x = "version=1\nnew_key=7\npid=5\nmode=run";
-	assert_int_equal(sp_jobstat_parse(x, strlen(x), &back), 0);
-	assert_string_equal(back.mode, "run");
-	/* too small a buffer says so */
-	assert_int_equal(sp_jobstat_format(&j, buf, 20), -1);
-
-	/* a numbered write: seq first, end with the text's sum last */
-	j.seq = 7;
-	n = sp_jobstat_format(&j, buf, sizeof buf);
-	assert_true(n > 0);
-	assert_true(strncmp(buf, "seq=7\nversion=1\n", 16) == 0);
-	assert_non_null(strstr(buf, "\nend=7/"));
-	assert_int_equal(sp_jobstat_parse(buf, (size_t)n, &back), 0);
-	assert_true(back.seq == 7);
-	/* what follows the end line (an older, longer write's tail before the
-	 * cut) is not read */
-	char tail[2200];
-	snprintf(tail, sizeof tail, "%smode=run\npid=99\n", buf);
-	assert_int_equal(sp_jobstat_parse(tail, strlen(tail), &back), 0);
-	assert_string_equal(back.mode, "watch");
-	assert_int_equal(back.pid, 4242);
-	/* a read that met a write: no end, another write's end, or a middle
-	 * from another write under matching seq and end lines */
-	assert_int_equal(sp_jobstat_parse(buf, (size_t)n / 2, &back), -EAGAIN);
-	struct sp_jobstat k = j;
-	k.seq = 8;
-	char other[2048];
-	int m = sp_jobstat_format(&k, other, sizeof other);
-	assert_true(m > 0);
-	char mixed[4096];
-	snprintf(mixed, sizeof mixed, "%.*s%s", (int)(strstr(buf, "\nend=") - buf + 1), buf, strstr(other, "end="));
-	assert_int_equal(sp_jobstat_parse(mixed, strlen(mixed), &back), -EAGAIN);
-	char *rate = strstr(buf, "rate=3.5");
-	assert_non_null(rate);
-	rate[5] = '4'; /* one byte of the middle from another write */
-	assert_int_equal(sp_jobstat_parse(buf, (size_t)n, &back), -EAGAIN);
-	assert_int_equal(sp_jobstat_parse("seq=x\nversion=1\npid=5\nend=1/00000000\n", 38, &back), -EAGAIN);
-}
-
-static void jobstat_files(void **st)
-{
-	(void)st;
-	char dir[] = "/tmp/sp-jobstat-XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	struct sp_jobstat_file f;
-	assert_int_equal(sp_jobstat_open(&f, getpid()), 0);
-	struct sp_jobstat j, found[SP_JOBSTAT_MAX];
-	sp_jobstat_clear(&j);
-	j.pid = (int)getpid();
-	snprintf(j.mode, sizeof j.mode, "run");
-	j.interval_s = 1;
-	j.updated_unix = 5000;
-	assert_int_equal(sp_jobstat_write(&f, &j), 0);
-	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 1);
-	assert_int_equal(found[0].pid, (int)getpid());
-	assert_true(found[0].seq == 1);
-	/* later writes go in place: the same file, no temporary left */
-	char path[400];
-	snprintf(path, sizeof path, "%s/sparkops/%d", dir, (int)getpid());
-	struct stat s0, s1;
-	assert_int_equal(stat(path, &s0), 0);
-	assert_int_equal(s0.st_mode & 0777, 0644);
-	snprintf(j.command, sizeof j.command, "a long command line that the next write drops");
-	assert_int_equal(sp_jobstat_write(&f, &j), 0);
-	j.command[0] = 0;
-	j.samples = 12;
-	assert_int_equal(sp_jobstat_write(&f, &j), 0);
-	assert_int_equal(stat(path, &s1), 0);
-	assert_true(s0.st_ino == s1.st_ino);
-	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 1);
-	assert_true(found[0].seq == 3 && found[0].samples == 12);
-	assert_string_equal(found[0].command, "");
-	char fbuf[3000];
-	FILE *fp = fopen(path, "r");
-	assert_non_null(fp);
-	size_t flen = fread(fbuf, 1, sizeof fbuf - 1, fp);
-	fclose(fp);
-	fbuf[flen] = 0;
-	assert_int_equal(flen, strstr(fbuf, "\nend=") - fbuf + 1 + strlen(strstr(fbuf, "\nend=") + 1)); /* cut to length */
-	assert_null(strstr(fbuf, "long command"));
-	/* unlinked under the writer (a cleaner of /tmp): made anew */
-	assert_int_equal(unlink(path), 0);
-	j.samples = 13;
-	assert_int_equal(sp_jobstat_write(&f, &j), 0);
-	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 1);
-	assert_true(found[0].samples == 13);
-	/* stale: not shown */
-	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 6000), 0);
-	sp_jobstat_close(&f);
-	assert_int_equal(sp_jobstat_find(found, SP_JOBSTAT_MAX, 5001), 0);
-	char sub[300];
-	snprintf(sub, sizeof sub, "%s/sparkops", dir);
-	assert_int_equal(rmdir(sub), 0);
-	assert_int_equal(rmdir(dir), 0);
-	unsetenv("XDG_RUNTIME_DIR");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_screen),   cmocka_unit_test(usb_pd_and_stale), cmocka_unit_test(sparklines), cmocka_unit_test(one_sensor_a_series),
 		cmocka_unit_test(sorts),        cmocka_unit_test(sizes_and_ascii),  cmocka_unit_test(job_line),
-		cmocka_unit_test(jobstat_text), cmocka_unit_test(jobstat_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# "Every message true", items 11 and 12: the report's chart shows what the
-# report blames (memory/cpu/io pressure), leaves out what it has no readings
+# report's chart shows what the report blames (memory/cpu/io pressure), leaves out what it has no readings
 # for, marks the guard's floor, and keeps close episodes' labels apart.
 . "$(dirname "$0")/lib.sh"
 S=$SPARKOPS
@@ -13,7 +12,7 @@ xp() {
 G="//*[local-name()='g']"
 TX="//*[local-name()='text']"
 
-# --- 11. a CPU-contention run on a machine without a GPU ------------------------------
+# --- a CPU-contention run on a machine without a GPU ------------------------------
 # short.csv with no GPU, SoC or spbm readings, and the cpu stalled 60% of the time
 awk -F, 'BEGIN{OFS=","} $3=="sample"{for(i=18;i<=28;i++)$i=""; $15="60.00"} {print}' "$L/short.csv" >"$TMP/cpu.csv"
 run $S report "$TMP/cpu.csv" --svg "$TMP/cpu.svg"
@@ -50,7 +49,7 @@ run $S report "$TMP/cpu.csv" --html "$TMP/cpu.html"
 grep -q 'id="panel-pressure"' "$TMP/cpu.html" && grep -q 'panels left out' "$TMP/cpu.html"
 _report $? "the HTML page has the same chart"
 
-# --- 12. the guard's floor on the pool panel ------------------------------------------
+# --- the guard's floor on the pool panel ------------------------------------------
 # the fixture's guard_warn says floor=2GiB; the engine writes floor_bytes=N
 run $S report "$L/thermal-guard.csv" --svg "$TMP/tg.svg"
 [ "$(xp "$TMP/tg.svg" "string($G[@id='panel-pool']$G[@class='guard-floor']/@data-floor-bytes)")" = 2147483648 ]
@@ -70,7 +69,7 @@ _report $? "floor_bytes= (what the engine writes) is read too"
 [ "$(xp "$TMP/short.svg" "count($G[@class='guard-floor'])")" = 0 ]
 _report $? "no floor line without a guard event that says one"
 
-# --- 12. two episodes a minute apart: both labelled, labels apart -------------------------
+# --- two episodes a minute apart: both labelled, labels apart -------------------------
 # the fixture (1 h 50 min): the thermal episode split into 09:45-09:46 and 09:47-10:15
 awk -F, 'BEGIN{OFS=","}
 	$3=="event" && $4=="episode_start" {print; next}
