@@ -871,6 +871,8 @@ static int decide_and_plan(const struct opts *o, const struct sp_ladder_in *in, 
 		return 0;
 	}
 	int rung = o->apply > 1 ? o->apply : d->next;
+	/* a server's rung 2 names a context (--max-model-len N): plan that one */
+	lp->seq_advised = family(d) != SP_FAMILY_TRAINING && family(d) != SP_FAMILY_RAY ? sp_ladder_model_len(&d->facts) : 0;
 	int rc = sp_ladder_plan_run(lp, in->s, rung);
 	if (rc)
 		return rc;

@@ -214,7 +214,12 @@ int sp_ladder_plan_run(struct sp_ladder_plan *lp, const struct sp_sample *s, int
 		}
 		break;
 	case 2:
-		if (p.seq >= 128) {
+		if (lp->seq_advised >= 128 && lp->seq_advised < (uint64_t)p.seq) {
+			/* the advice names a context: the planner checks that one */
+			o.seq = (int)lp->seq_advised;
+			st = plan_add(lp, m, &o, lp->budget, "the context the advice names");
+			snprintf(st->change, sizeof st->change, "--seq %d", o.seq);
+		} else if (p.seq >= 128) {
 			o.seq = p.seq / 2;
 			st = plan_add(lp, m, &o, lp->budget, "the sequence/packing length halved");
 			snprintf(st->change, sizeof st->change, "--seq %d", o.seq);

@@ -28,6 +28,8 @@ struct sp_ladder_plan {
 	char model[128];      /* the shape's name */
 	char model_arg[128];  /* the model as the plan names it (for the job's commands) */
 	int rung;             /* the rung planned, 0: none left */
+	uint64_t seq_advised; /* set by the caller: the context the ladder's own advice names
+			       * (a server's --max-model-len); rung 2 plans that, not a halving */
 	uint64_t budget;      /* what the job can count on now (less --cohost) */
 	const char *budget_source; /* "live", "--budget" */
 	uint64_t budget_flush; /* after a flush (0: unknown) */

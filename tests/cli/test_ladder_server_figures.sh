@@ -29,4 +29,11 @@ sed 's/4096 prefill tokens/16384 prefill tokens/g; s/max_batch_prefill_tokens: 4
 	"$L/tgi_prefill_warmup.log" >"$TMP/tgi16k.log"
 run adv "$TMP/tgi16k.log" tgi16k
 expect_out '--max-batch-prefill-tokens 8192 \(half the 16384' "TGI: 16384 gives 8192, not 2048"
+
+# ladder --plan with a server's log plans the context its own advice names,
+# not a halving of --plan's --seq
+run $S ladder --log "$L/vllm_v1_kv_maxlen.log" $R --tried 1 --job plan1 --plan 'qwen2.5-7b --method infer --seq 131072' --json
+adv=$(jq -r '.max_model_len_advised' "$OUT")
+expect_jq ".plan.steps[0].change == \"--seq $adv\"" "the planner checks --seq $adv, the --max-model-len the advice names"
+expect_jq '.change | test("--max-model-len '"$adv"'")' "and the advice names the same figure"
 done_testing
