@@ -592,13 +592,23 @@ static void lg_act_evict(struct wl *w, struct lg_ctx *x, json_t *j, const char *
 	for (int i = 0; i < w->lg_tree.n; i++)
 		sp_evict_pid(ev, w->lg_tree.pids[i]);
 	json_object_set_new(j, "files", json_integer(ev->files));
-	json_object_set_new(j, "resident_before_bytes", json_integer((json_int_t)ev->resident_before));
-	json_object_set_new(j, "resident_after_bytes", json_integer((json_int_t)ev->resident_after));
+	/* residency is a figure only for files whose pages the kernel tells us
+	 * about: with every evicted file unknown, it is null, not 0 */
+	const bool known = ev->files > ev->unknown_files;
+	json_object_set_new(j, "resident_before_bytes", known ? json_integer((json_int_t)ev->resident_before) : json_null());
+	json_object_set_new(j, "resident_after_bytes", known ? json_integer((json_int_t)ev->resident_after) : json_null());
+	json_object_set_new(j, "residency_unknown_files", json_integer(ev->unknown_files));
 	json_object_set_new(j, "skipped_not_owned", json_integer(ev->not_owned));
 	json_object_set_new(j, "wrote", json_array());
-	if (ev->files == 0 && !x->said_evict_none) {
-		x->said_evict_none = true;
-		sp_note("load guard: not root and none of the job's open or mapped files is its user's to evict");
+	if (ev->files == 0) {
+		/* nothing taken this time: said so of this moment (the job may open
+		 * its model's files later, and the next action evicts them) */
+		*action = "evict_none";
+		if (!x->said_evict_none) {
+			x->said_evict_none = true;
+			sp_note("load guard: not root, and none of the files the job has open or mapped now is its user's "
+				"to evict (the next action looks again)");
+		}
 	}
 	free(ev);
 }
@@ -626,6 +636,8 @@ static void lg_act(struct wl *w, struct lg_ctx *x, double free_b, double contig_
 	snprintf(d, sizeof d, "action=%s free_before=%.0f free_after=%.0f contig_before=%.0f contig_after=%.0f ms=%.0f",
 		 action, free_b, fa, contig_b, ca, ms);
 	guard_queue(w, SP_EV_LOAD_GUARD, d);
+	if (strcmp(action, "evict_none") == 0) /* said once as a note; the receipt and the row keep each */
+		return;
 	sp_warn("load guard: %s in %.0f ms: MemFree %s -> %s, in 2 MiB blocks %s -> %s", action, ms,
 		sp_fmt_gib(a, sizeof a, free_b), sp_fmt_gib(b, sizeof b, fa), sp_fmt_gib(c, sizeof c, contig_b),
 		sp_fmt_gib(e, sizeof e, ca));
