@@ -409,25 +409,36 @@ static int print_json(const struct sp_sample *s, const struct sp_watermarks *wm,
 	return r;
 }
 
+/* Everything status says of one sample, judged: one path for the command
+ * and for serve's /api/status */
+struct judged {
+	struct sp_spark k;
+	struct verdict v;
+	struct sp_watermarks wm;
+	struct sp_platform pf;
+	struct nobody nb;
+};
+
+static void judge_all(const struct sp_sample *s, bool procs_scanned, struct judged *j)
+{
+	sp_spark_derive(s, &j->k);
+	judge(s, &j->k, &j->v);
+	sp_watermarks_read(&j->wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
+	if (s->mem.why == SP_OK)
+		judge_watermarks(&j->wm, &j->v);
+	sp_platform_read(&j->pf, s);
+	judge_platform(&j->pf, &j->v);
+	nobody_compute(s, procs_scanned, &j->nb);
+}
+
 json_t *sp_status_document(const struct sp_sample *s, bool procs_scanned)
 {
-	struct sp_spark k;
-	sp_spark_derive(s, &k);
-	struct verdict v;
-	judge(s, &k, &v);
-	struct sp_watermarks wm;
-	sp_watermarks_read(&wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
-	if (s->mem.why == SP_OK)
-		judge_watermarks(&wm, &v);
-	struct sp_platform pf;
-	sp_platform_read(&pf, s);
-	judge_platform(&pf, &v);
-	struct nobody *nb = malloc(sizeof *nb);
-	if (!nb)
+	struct judged *j = malloc(sizeof *j);
+	if (!j)
 		return NULL;
-	nobody_compute(s, procs_scanned, nb);
-	json_t *d = status_json(s, &wm, &k, &pf, &v, procs_scanned, nb);
-	free(nb);
+	judge_all(s, procs_scanned, j);
+	json_t *d = status_json(s, &j->wm, &j->k, &j->pf, &j->v, procs_scanned, &j->nb);
+	free(j);
 	return d;
 }
 
@@ -896,29 +907,21 @@ int cmd_status(int argc, char **argv)
 	if (!s)
 		sp_die(SP_EXIT_IO, "out of memory");
 	sp_sample_read(s, &ro);
-	struct sp_spark k;
-	sp_spark_derive(s, &k);
-	struct verdict v;
-	judge(s, &k, &v);
-	struct sp_watermarks wm;
-	sp_watermarks_read(&wm, s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : 0);
-	if (s->mem.why == SP_OK)
-		judge_watermarks(&wm, &v);
-	struct sp_platform pf;
-	sp_platform_read(&pf, s);
-	judge_platform(&pf, &v);
-
-	struct nobody nb;
-	nobody_compute(s, (ro.what & SP_READ_PROCS) != 0, &nb);
+	const bool procs = (ro.what & SP_READ_PROCS) != 0;
+	struct judged *j = malloc(sizeof *j);
+	if (!j)
+		sp_die(SP_EXIT_IO, "out of memory");
+	judge_all(s, procs, j);
 	if (json) {
-		print_json(s, &wm, &k, &pf, &v, (ro.what & SP_READ_PROCS) != 0, &nb);
+		print_json(s, &j->wm, &j->k, &j->pf, &j->v, procs, &j->nb);
 	} else {
 		bool col = sp_color(1);
 		struct style st = { col ? "\033[1m" : "", col ? "\033[2m" : "", col ? "\033[31m" : "",
 				    col ? "\033[33m" : "", col ? "\033[0m" : "" };
-		print_human(s, &wm, &k, &pf, &v, &st, (ro.what & SP_READ_PROCS) != 0, &nb);
+		print_human(s, &j->wm, &j->k, &j->pf, &j->v, &st, procs, &j->nb);
 	}
-	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
+	int rc = s->mem.why != SP_OK ? SP_EXIT_USAGE : j->v.trouble ? SP_EXIT_TROUBLE : SP_EXIT_OK;
+	free(j);
 	if (s->mem.why != SP_OK)
 		sp_error("cannot read the memory pool: '%s/meminfo' %s", sp_procfs(), sp_why_text(s->mem.why));
 	free(s);

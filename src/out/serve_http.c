@@ -286,7 +286,7 @@ static void quiet_log(void *cls, const char *fm, va_list ap)
 /* A fresh body from the callback, in a buffer the response owns. */
 /* A body a fill-style callback writes, in a buffer grown until it fits
  * (the live page's JSON and the page itself); NULL when it fails. */
-static struct MHD_Response *render_with(sp_serve_fill_fn fn, void *ctx, const char *type, size_t cap)
+static struct MHD_Response *render_with(sp_serve_fill_fn fn, void *ctx, const char *type, size_t cap, size_t *len)
 {
 	for (int tries = 0; tries < 3; tries++) {
 		char *buf = malloc(cap);
@@ -298,6 +298,8 @@ static struct MHD_Response *render_with(sp_serve_fill_fn fn, void *ctx, const ch
 			return NULL;
 		}
 		if (n < cap) {
+			if (len)
+				*len = n;
 			struct MHD_Response *r = mhd_lib.from_buffer_free(n, buf, free);
 			if (!r) {
 				free(buf);
@@ -334,7 +336,7 @@ static enum MHD_Result answer_page(struct sp_server *srv, struct MHD_Connection 
 			nonce[o++] = b64[(v >> (6 * k)) & 63];
 	}
 	nonce[o] = 0;
-	struct MHD_Response *r = render_with(page_fill, nonce, "text/html; charset=utf-8", (size_t)32 * 1024);
+	struct MHD_Response *r = render_with(page_fill, nonce, "text/html; charset=utf-8", (size_t)32 * 1024, NULL);
 	if (!r)
 		return mhd_lib.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
 	sp_webpage_csp(csp, sizeof csp, nonce);
@@ -348,7 +350,7 @@ static enum MHD_Result answer_page(struct sp_server *srv, struct MHD_Connection 
 
 static enum MHD_Result answer_json(struct sp_server *srv, struct MHD_Connection *c, sp_serve_fill_fn fn)
 {
-	struct MHD_Response *r = render_with(fn, srv->api_ctx, "application/json", (size_t)64 * 1024);
+	struct MHD_Response *r = render_with(fn, srv->api_ctx, "application/json", (size_t)64 * 1024, NULL);
 	if (!r)
 		return mhd_lib.queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, srv->r_500);
 	enum MHD_Result q = mhd_lib.queue(c, MHD_HTTP_OK, r);
@@ -356,35 +358,22 @@ static enum MHD_Result answer_json(struct sp_server *srv, struct MHD_Connection 
 	return q;
 }
 
+/* the exposition's fill, counted (renders, not scrapes: read from other threads) */
+static size_t counted_fill(char *buf, size_t cap, void *ctx)
+{
+	struct sp_server *srv = ctx;
+	__atomic_fetch_add(&srv->renders, 1, __ATOMIC_RELAXED);
+	return srv->fill(buf, cap, srv->ctx);
+}
+
 static struct MHD_Response *render(struct sp_server *srv)
 {
-	size_t cap = srv->size_hint ? srv->size_hint : (size_t)64 * 1024;
-	for (int tries = 0; tries < 3; tries++) {
-		char *buf = malloc(cap);
-		if (!buf)
-			return NULL;
-		size_t n = srv->fill(buf, cap, srv->ctx);
-		__atomic_fetch_add(&srv->renders, 1, __ATOMIC_RELAXED); /* read from other threads */
-		if (n == 0) {
-			free(buf);
-			return NULL;
-		}
-		if (n < cap) {
-			/* room for a little growth next time without a second call */
-			srv->size_hint = n + n / 4 + 4096;
-			struct MHD_Response *r = mhd_lib.from_buffer_free(n, buf, free);
-			if (!r) {
-				free(buf);
-				return NULL;
-			}
-			mhd_lib.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_PROM);
-			mhd_lib.add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-			return r;
-		}
-		free(buf);
-		cap = n + 4096;
-	}
-	return NULL;
+	size_t n = 0;
+	struct MHD_Response *r = render_with(counted_fill, srv, CONTENT_TYPE_PROM,
+					     srv->size_hint ? srv->size_hint : (size_t)64 * 1024, &n);
+	if (r) /* room for a little growth next time without a second call */
+		srv->size_hint = n + n / 4 + 4096;
+	return r;
 }
 
 /* ---- connections: admission and the whole-request deadline ------------------------- */
