@@ -615,7 +615,7 @@ static void json_nodes(json_t *root, const struct plan *pl)
 	json_object_set_new(l, "bytes_per_step", jnum(f->link_bytes));
 	json_object_set_new(l, "seconds_per_step", json_real(f->link_bytes * 8 / (pl->link_gbps * 1e9)));
 	if (infer && pl->p.strategy == SP_STRAT_TP && pl->m->n_layers > 0) {
-		json_object_set_new(l, "all_reduces_per_step", json_integer(2 * pl->m->n_layers));
+		json_object_set_new(l, "all_reduces_per_step", json_integer((json_int_t)2 * pl->m->n_layers));
 		json_object_set_new(l, "message_bytes", json_real((double)pl->p.batch * pl->m->hidden * 2));
 		json_object_set_new(l, "bound", json_string("latency"));
 	}
