@@ -72,6 +72,22 @@ if [ "$(id -u)" = 0 ]; then
 		"json: the refused file with its reason and holder"
 	[ ! -e "$SHM/nccl-abc123" ] && [ -f "$SHM/psm_mapped" ]
 	_report $? "only the orphan is gone"
+	# a process whose maps cannot be read (root without the capabilities
+	# that read any file): no file is called an orphan, nothing removed
+	if command -v setpriv >/dev/null; then
+		printf 'o' >"$SHM/orphan2"
+		printf '' >"$W/containers/proc/5201/maps"
+		chown 65534 "$W/containers/proc/5201/maps"
+		chmod 000 "$W/containers/proc/5201/maps"
+		run setpriv --inh-caps=-all --bounding-set=-dac_override,-dac_read_search $S evict --shm $R orphan2
+		expect_rc 1 "a process's maps unreadable: refused"
+		expect_err "'orphan2': cannot tell who holds it" "says it cannot tell who holds it"
+		[ -f "$SHM/orphan2" ]
+		_report $? "cannot tell: the file is still there"
+		rm -f "$W/containers/proc/5201/maps"
+	else
+		skip_case "evict --shm, maps unreadable" "needs setpriv"
+	fi
 else
 	skip_case "evict --shm removal cases" "need root (running as uid $(id -u))"
 fi
