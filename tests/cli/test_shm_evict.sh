@@ -14,7 +14,6 @@ cp -a "$FIX/containers" "$W/"
 SHM="$W/containers/dev/shm"
 R="--procfs $W/containers/proc --sysfs $W/containers/sys"
 ln -s nccl-abc123 "$SHM/link-to-orphan"
-real_before=$(ls -A /dev/shm 2>/dev/null | LC_ALL=C sort | tr '\n' ' ')
 
 if [ "$(id -u)" = 0 ]; then
 	# an orphan removed: gone from the copy, its size said
@@ -109,10 +108,6 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	skip_case "evict --shm as nobody" "needs root and setpriv"
 fi
-
-real_after=$(ls -A /dev/shm 2>/dev/null | LC_ALL=C sort | tr '\n' ' ')
-[ "$real_before" = "$real_after" ]
-_report $? "the machine's /dev/shm is untouched"
 
 # --- the ladder names the memory nobody holds ----------------------------------------
 LOG="$FIX/oomlogs/torch_step_trainer.log"
