@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* sparkops evict [PATH...] [--any-owner] [--json] — drop the page cache of
  * given files without root (posix_fadvise DONTNEED, measured with mincore);
- * as root with no path, the full flush + compaction. */
+ * as root with no path, the full flush + compaction; as root with --shm
+ * NAME..., the orphaned /dev/shm files named removed. */
 #include "cmd/cli.h"
 #include "probe/evict.h"
 #include "probe/flush.h"
@@ -22,6 +23,7 @@
 static const struct sp_cmdspec spec = {
 	.name = "evict",
 	.usage = "usage: sparkops evict [--any-owner] [--json] [PATH...]\n"
+		 "       sparkops evict --shm [--json] NAME...\n"
 		 "\n"
 		 "Drops the page cache of the files under each PATH (a model folder, the Hugging\n"
 		 "Face cache), without root: posix_fadvise(POSIX_FADV_DONTNEED) on each regular\n"
@@ -30,9 +32,17 @@ static const struct sp_cmdspec spec = {
 		 "skipped and counted. Pages still mapped by a process stay. As root with no PATH:\n"
 		 "the whole page cache (sync, 3 > /proc/sys/vm/drop_caches) and a compaction\n"
 		 "(1 > /proc/sys/vm/compact_memory).\n"
+		 "\n"
+		 "With --shm (root): removes each /dev/shm file NAME that no process maps or holds\n"
+		 "open (every process's /proc/PID/maps and fd read; if one cannot be read, refused:\n"
+		 "cannot tell who holds it). Only a regular file directly in /dev/shm (beside the\n"
+		 "--procfs tree's proc for a fixture tree); a symlink or a NAME with '/' is refused.\n"
+		 "Says what each held (size, resident). 'sparkops status' lists the orphans.\n"
 		 "\n",
-	.tail = "exit: 0 evicted (or flushed), 2 usage error or a PATH that cannot be read,\n"
-		"      4 nothing of yours to evict (not root), 5 output failed\n",
+	.tail = "exit: 0 evicted (or flushed; --shm: every NAME removed), 1 --shm: a NAME refused\n"
+		"      (held, a symlink, missing, cannot tell...; the others still removed),\n"
+		"      2 usage error or a PATH that cannot be read, 4 nothing of yours to evict\n"
+		"      (not root; --shm: not root), 5 output failed\n",
 };
 
 static int flush_all(bool json)
@@ -84,19 +94,96 @@ static int flush_all(bool json)
 	return 0;
 }
 
+/* --shm NAME...: the orphaned /dev/shm files removed */
+static int remove_shm(int argc, char **argv, int i, bool json)
+{
+	int rc = 0;
+	uint64_t size = 0, resident = 0;
+	int removed = 0;
+	json_t *o = json ? json_object() : NULL, *ra = json ? json_array() : NULL, *fa = json ? json_array() : NULL;
+	char a[32], b[32];
+	for (; i < argc; i++) {
+		struct sp_shm_removal r;
+		sp_shm_remove(argv[i], &r);
+		if (r.r == SP_SHM_REMOVED) {
+			removed++;
+			size += r.size;
+			resident += r.resident;
+			if (json) {
+				json_t *f = json_object();
+				json_object_set_new(f, "name", sp_json_text(argv[i]));
+				json_object_set_new(f, "size_bytes", json_integer((json_int_t)r.size));
+				json_object_set_new(f, "resident_bytes", json_integer((json_int_t)r.resident));
+				json_object_set_new(f, "uid", json_integer(r.uid));
+				json_array_append_new(ra, f);
+			} else {
+				printf("removed /dev/shm/%s: %s, %s resident\n", argv[i], sp_fmt_bytes(a, sizeof a, (double)r.size),
+				       sp_fmt_bytes(b, sizeof b, (double)r.resident));
+			}
+			continue;
+		}
+		rc = 1;
+		char why[160];
+		if (r.r == SP_SHM_HELD)
+			snprintf(why, sizeof why, "%s (pid %d)", sp_shm_refusal_text(r.r), r.holder);
+		else if (r.err && (r.r == SP_SHM_NO_FOLDER || r.r == SP_SHM_UNLINK_FAILED))
+			snprintf(why, sizeof why, "%s: %s", sp_shm_refusal_text(r.r), strerror(r.err));
+		else
+			snprintf(why, sizeof why, "%s", sp_shm_refusal_text(r.r));
+		sp_error("not removed: '%s': %s", argv[i], why);
+		if (json) {
+			json_t *f = json_object();
+			json_object_set_new(f, "name", sp_json_text(argv[i]));
+			json_object_set_new(f, "reason", json_string(sp_shm_refusal_key(r.r)));
+			json_object_set_new(f, "reason_text", sp_json_text(why));
+			json_object_set_new(f, "holder_pid", r.r == SP_SHM_HELD ? json_integer(r.holder) : json_null());
+			json_array_append_new(fa, f);
+		}
+	}
+	if (json) {
+		json_object_set_new(o, "mode", json_string("shm"));
+		json_object_set_new(o, "removed", ra);
+		json_object_set_new(o, "refused", fa);
+		json_object_set_new(o, "removed_size_bytes", json_integer((json_int_t)size));
+		json_object_set_new(o, "removed_resident_bytes", json_integer((json_int_t)resident));
+		if (sp_json_print(stdout, o) < 0)
+			rc = SP_EXIT_IO;
+		json_decref(o);
+	} else if (removed > 1) {
+		printf("removed %d files: %s, %s resident\n", removed, sp_fmt_bytes(a, sizeof a, (double)size),
+		       sp_fmt_bytes(b, sizeof b, (double)resident));
+	} else if (!removed) {
+		printf("nothing removed\n");
+	}
+	return rc;
+}
+
 int cmd_evict(int argc, char **argv)
 {
-	bool json = false, any = false;
+	bool json = false, any = false, shm = false;
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("options:"),
 		SP_OPT_FLAG(0, "any-owner", &any, "also other users' files (needs read access to them)"),
 		SP_OPT_FLAG(0, "json", &json, "one JSON object"),
-		SP_OPT_TEXT("PATH...", "files or folders (walked, symlinks not followed)"),
+		SP_OPT_FLAG(0, "shm", &shm, "as root: remove the /dev/shm files NAME... no process maps or holds open"),
+		SP_OPT_TEXT("PATH...", "files or folders (walked, symlinks not followed); with --shm, /dev/shm file names"),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, opts, argc, argv);
 	if (i < 0)
 		return 0;
+	if (shm) {
+		if (any)
+			sp_usage_error("evict", "--shm and --any-owner do not go together");
+		if (i >= argc)
+			sp_usage_error("evict", "--shm needs the names of the /dev/shm files to remove "
+						"('sparkops status' lists those no process maps)");
+		if (geteuid() != 0) {
+			sp_error("--shm: removing /dev/shm files needs root");
+			return SP_EXIT_NOPERM;
+		}
+		return remove_shm(argc, argv, i, json);
+	}
 	if (i >= argc) {
 		if (geteuid() == 0)
 			return flush_all(json);

@@ -15,6 +15,7 @@
 #include "probe/pool.h"
 #include "probe/probe.h"
 #include "probe/sysctl.h"
+#include "probe/unexplained.h"
 #include "util/fileio.h"
 #include "util/input.h"
 #include "util/json.h"
@@ -273,6 +274,43 @@ struct compaction {
 	struct sp_contig before, after;
 };
 
+/* the memory nobody holds (probe/unexplained.h, as status computes it): the
+ * ladder names it before the rungs when it is SP_UNEXPLAINED_SHOW or more */
+struct nobody {
+	struct sp_unexplained u;
+	struct sp_devshm shm;
+	bool shm_read;
+	char note[512]; /* the line, or "" under the threshold or unknown */
+};
+
+static void nobody_compute(const struct sp_sample *s, struct nobody *n)
+{
+	memset(n, 0, sizeof *n);
+	sp_unexplained_compute(s, NULL, &n->u);
+	/* /dev/shm's files and who holds them only when the part could reach the threshold */
+	if (sp_ok(n->u.unexplained.why) && n->u.unexplained.v + n->u.shmem >= SP_UNEXPLAINED_SHOW) {
+		sp_devshm_read(&n->shm);
+		n->shm_read = true;
+		sp_unexplained_compute(s, &n->shm, &n->u);
+	}
+	if (!sp_ok(n->u.unexplained.why) || n->u.unexplained.v < SP_UNEXPLAINED_SHOW)
+		return;
+	const struct sp_shmfile *big = NULL;
+	for (int i = 0; n->shm_read && n->shm.why == SP_OK && n->shm.holders_known && i < n->shm.n && !big; i++)
+		if (!n->shm.f[i].holder)
+			big = &n->shm.f[i]; /* largest first */
+	char g[32], b[32], orphan[320];
+	if (big)
+		snprintf(orphan, sizeof orphan, "the biggest: %s, %s: sparkops evict --shm %s", big->name,
+			 sp_fmt_bytes(b, sizeof b, (double)big->resident), big->name);
+	else
+		snprintf(orphan, sizeof orphan, "sparkops evict --shm NAME; sparkops status lists them");
+	snprintf(n->note, sizeof n->note,
+		 "%s of the pool is held by no process: check shmem and /dev/shm files no process maps (%s), "
+		 "mlocked or hugetlb pages, driver-held memory after a failed job",
+		 sp_fmt_gib(g, sizeof g, (double)n->u.unexplained.v), orphan);
+}
+
 struct view {
 	const struct state_ctx *c;
 	const struct sp_sample *s;
@@ -282,6 +320,7 @@ struct view {
 	const struct sp_sample *before;      /* the reading before rung 1 was done, NULL: none done */
 	const struct sp_ladder_plan *plan;   /* --plan, or NULL */
 	const struct compaction *compact;    /* rung 1 compacted too, or NULL */
+	const struct nobody *nb;             /* the pool's unexplained part, read from s */
 };
 
 static json_t *u64_json(struct sp_u64 f)
@@ -530,6 +569,9 @@ static int print_json(const struct view *v)
 	/* after rung 1 was done, "live" is read after it; this is the reading before */
 	json_object_set_new(root, "live_before_flush", v->before ? live_json(v->before) : json_null());
 	json_object_set_new(root, "concurrent", competitors_json(d));
+	json_object_set_new(root, "unexplained_bytes", u64_json(v->nb->u.unexplained));
+	json_object_set_new(root, "unexplained_threshold_bytes", json_integer((json_int_t)SP_UNEXPLAINED_SHOW));
+	json_object_set_new(root, "unexplained_note", v->nb->note[0] ? sp_json_text(v->nb->note) : json_null());
 	ladder_json(root, d);
 	flush_json(root, v->flush);
 	compact_json(root, v->compact);
@@ -639,6 +681,8 @@ static void print_live(const struct style *y, const struct view *v)
 			printf(", a flush gives back %s", sp_fmt_gib(g2, sizeof g2, (double)s->budget.reclaimable.v));
 		printf("\n");
 	}
+	if (v->nb->note[0])
+		printf("  %-10s %s\n", "nobody", v->nb->note);
 	if (sp_ok(s->cg.oom_kill.why) && s->cg.oom_kill.v > 0)
 		printf("  %-10s the OOM killer has killed %llu process(es) in cgroup %s\n", "cgroup",
 		       (unsigned long long)s->cg.oom_kill.v, s->cg.path);
@@ -948,12 +992,17 @@ int cmd_ladder(int argc, char **argv)
 	else
 		c.st = d.st;
 	state_save(&c);
+	struct nobody *nb = malloc(sizeof *nb);
+	if (!nb)
+		sp_die(SP_EXIT_IO, "out of memory");
+	nobody_compute(&s, nb);
 	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL,
-				in.flushed ? &before : NULL, o.plan ? &lp : NULL, compacted ? &comp : NULL };
+				in.flushed ? &before : NULL, o.plan ? &lp : NULL, compacted ? &comp : NULL, nb };
 	if (o.json)
 		print_json(&v);
 	else
 		print_human(&v);
+	free(nb);
 	if (d.not_memory)
 		return SP_EXIT_NOT_MEMORY;
 	return d.next ? SP_EXIT_OK : SP_EXIT_TROUBLE;

@@ -4,6 +4,7 @@
 #include "probe/evict.h"
 #include "probe/jobtree.h"
 #include "probe/pool.h"
+#include "probe/unexplained.h"
 #include "util/pagesize.h"
 #include "util/fileio.h"
 
@@ -266,4 +267,90 @@ int sp_evict_pid(struct sp_evict *e, pid_t pid)
 	}
 	fclose(f);
 	return 0;
+}
+
+/* ---- orphaned /dev/shm files --------------------------------------------------------- */
+
+static const struct {
+	const char *key, *text;
+} shm_refusals[] = {
+	[SP_SHM_REMOVED] = { "removed", "removed" },
+	[SP_SHM_BAD_NAME] = { "bad_name", "not a plain file name (no '/', not . or ..)" },
+	[SP_SHM_NO_FOLDER] = { "no_folder", "the /dev/shm folder cannot be opened" },
+	[SP_SHM_MISSING] = { "missing", "no such file in /dev/shm" },
+	[SP_SHM_SYMLINK] = { "symlink", "a symlink (not followed, not removed)" },
+	[SP_SHM_NOT_REGULAR] = { "not_regular", "not a regular file" },
+	[SP_SHM_HELD] = { "held", "a process maps it or holds it open" },
+	[SP_SHM_CANNOT_TELL] = { "cannot_tell", "cannot tell who holds it: some process's maps or open files could not be read" },
+	[SP_SHM_CHANGED] = { "changed", "another file took its place while it was checked" },
+	[SP_SHM_UNLINK_FAILED] = { "unlink_failed", "the removal failed" },
+};
+
+const char *sp_shm_refusal_text(enum sp_shm_refusal r)
+{
+	return (unsigned)r < sizeof shm_refusals / sizeof shm_refusals[0] ? shm_refusals[r].text : "?";
+}
+
+const char *sp_shm_refusal_key(enum sp_shm_refusal r)
+{
+	return (unsigned)r < sizeof shm_refusals / sizeof shm_refusals[0] ? shm_refusals[r].key : "?";
+}
+
+void sp_shm_remove(const char *name, struct sp_shm_removal *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	    strlen(name) >= sizeof ((struct sp_shmfile *)0)->name) {
+		out->r = SP_SHM_BAD_NAME;
+		return;
+	}
+	char dir[600];
+	sp_devshm_path(dir, sizeof dir);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		out->r = SP_SHM_NO_FOLDER;
+		out->err = errno;
+		return;
+	}
+	struct stat st, again;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		out->r = errno == ENOENT ? SP_SHM_MISSING : SP_SHM_UNLINK_FAILED;
+		out->err = errno;
+		goto done;
+	}
+	out->size = (uint64_t)st.st_size;
+	out->resident = (uint64_t)st.st_blocks * 512u;
+	out->uid = (unsigned)st.st_uid;
+	if (S_ISLNK(st.st_mode)) {
+		out->r = SP_SHM_SYMLINK;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		out->r = SP_SHM_NOT_REGULAR;
+		goto done;
+	}
+	int holder = 0;
+	int e = sp_devshm_holder(name, &holder);
+	if (holder) {
+		out->r = SP_SHM_HELD;
+		out->holder = holder;
+		goto done;
+	}
+	if (e < 0) {
+		out->r = SP_SHM_CANNOT_TELL;
+		goto done;
+	}
+	if (fstatat(dfd, name, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
+	    again.st_ino != st.st_ino || !S_ISREG(again.st_mode)) {
+		out->r = SP_SHM_CHANGED;
+		goto done;
+	}
+	if (unlinkat(dfd, name, 0) < 0) {
+		out->r = SP_SHM_UNLINK_FAILED;
+		out->err = errno;
+		goto done;
+	}
+	out->r = SP_SHM_REMOVED;
+done:
+	close(dfd);
 }

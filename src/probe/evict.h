@@ -53,4 +53,40 @@ int64_t sp_resident_bytes(int fd, uint64_t size);
 int sp_evict_path(struct sp_evict *e, const char *path);
 /* The files pid has open (fd) or mapped (maps), under the live /proc. 0 or -errno. */
 int sp_evict_pid(struct sp_evict *e, pid_t pid);
+
+/* Removing an orphaned /dev/shm file (root; sparkops evict --shm NAME): the
+ * file NAME directly in <host root>/dev/shm (the folder beside a --procfs
+ * tree's proc, else /dev/shm), removed only when NAME is a plain name (no
+ * '/', not "." or ".."), it is a regular file (fstatat AT_SYMLINK_NOFOLLOW
+ * on a held O_DIRECTORY fd of the folder: a symlink is refused, never
+ * followed) and no process maps it or holds it open (every process's maps
+ * and fds read; one that cannot be read: refused, cannot tell). The file is
+ * looked at again just before unlinkat, relative to the same folder fd: a
+ * different inode there is refused. A process that opens it between the
+ * check and the unlink keeps its pages (an unlinked file lives while held). */
+enum sp_shm_refusal {
+	SP_SHM_REMOVED = 0,
+	SP_SHM_BAD_NAME,     /* '/', ".", "..", empty or too long */
+	SP_SHM_NO_FOLDER,    /* the /dev/shm folder cannot be opened */
+	SP_SHM_MISSING,      /* no such file */
+	SP_SHM_SYMLINK,
+	SP_SHM_NOT_REGULAR,
+	SP_SHM_HELD,         /* a process maps it or holds it open */
+	SP_SHM_CANNOT_TELL,  /* some process's maps or fds could not be read */
+	SP_SHM_CHANGED,      /* another file took its place between the checks */
+	SP_SHM_UNLINK_FAILED,
+};
+struct sp_shm_removal {
+	enum sp_shm_refusal r;
+	int err;             /* errno, for NO_FOLDER and UNLINK_FAILED */
+	int holder;          /* SP_SHM_HELD: the pid */
+	uint64_t size;       /* st_size */
+	uint64_t resident;   /* st_blocks * 512 */
+	unsigned uid;
+};
+void sp_shm_remove(const char *name, struct sp_shm_removal *out);
+/* a few words: "a process maps it or holds it open", ... */
+const char *sp_shm_refusal_text(enum sp_shm_refusal r);
+/* the JSON key: "held", "symlink", ... */
+const char *sp_shm_refusal_key(enum sp_shm_refusal r);
 #endif

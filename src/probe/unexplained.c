@@ -188,12 +188,43 @@ static int scan_fds(int pdfd, const char *pid_s, int pid, struct sp_devshm *d)
 	return 0;
 }
 
+/* who holds d's files: every process's maps and fds (a pid we cannot read is
+ * one whose holding we do not know: false, and then no file is called an orphan) */
+static bool scan_holders(struct sp_devshm *d)
+{
+	struct sp_dir pd;
+	const char *n;
+	bool complete = true;
+	if (d->n > 0 && sp_dir_open(&pd, sp_procfs()) == 0) {
+		while ((n = sp_dir_next(&pd))) {
+			if (!isdigit((unsigned char)n[0]))
+				continue;
+			int pid = 0;
+			for (const char *c = n; *c && pid < 100000000; c++)
+				pid = isdigit((unsigned char)*c) ? pid * 10 + (*c - '0') : -1;
+			if (pid <= 0)
+				continue;
+			if (scan_maps(pd.fd, n, pid, d) < 0 || scan_fds(pd.fd, n, pid, d) < 0)
+				complete = false;
+		}
+		sp_dir_close(&pd);
+	} else if (d->n > 0) {
+		complete = false;
+	}
+	return complete;
+}
+
+void sp_devshm_path(char *buf, size_t n)
+{
+	const char *root = sp_host_root();
+	snprintf(buf, n, "%s%sdev/shm", root, strcmp(root, "/") == 0 ? "" : "/");
+}
+
 void sp_devshm_read(struct sp_devshm *d)
 {
 	memset(d, 0, sizeof *d);
 	char dir[600];
-	const char *root = sp_host_root();
-	snprintf(dir, sizeof dir, "%s%sdev/shm", root, strcmp(root, "/") == 0 ? "" : "/");
+	sp_devshm_path(dir, sizeof dir);
 	struct sp_dir sd;
 	int r = sp_dir_open(&sd, dir);
 	if (r < 0) {
@@ -216,26 +247,7 @@ void sp_devshm_read(struct sp_devshm *d)
 		shm_put(d, &f);
 	}
 	sp_dir_close(&sd);
-	/* who holds them: every process's maps and fds (a pid we cannot read is
-	 * one whose holding we do not know: then no file is called an orphan) */
-	struct sp_dir pd;
-	bool complete = true;
-	if (d->n > 0 && sp_dir_open(&pd, sp_procfs()) == 0) {
-		while ((n = sp_dir_next(&pd))) {
-			if (!isdigit((unsigned char)n[0]))
-				continue;
-			int pid = 0;
-			for (const char *c = n; *c && pid < 100000000; c++)
-				pid = isdigit((unsigned char)*c) ? pid * 10 + (*c - '0') : -1;
-			if (pid <= 0)
-				continue;
-			if (scan_maps(pd.fd, n, pid, d) < 0 || scan_fds(pd.fd, n, pid, d) < 0)
-				complete = false;
-		}
-		sp_dir_close(&pd);
-	} else if (d->n > 0) {
-		complete = false;
-	}
+	bool complete = scan_holders(d);
 	d->holders_known = complete;
 	d->why = SP_OK;
 	for (int i = 0; i < d->n && complete; i++)
@@ -243,4 +255,18 @@ void sp_devshm_read(struct sp_devshm *d)
 			d->norphans++;
 			d->orphan_resident += d->f[i].resident;
 		}
+}
+
+int sp_devshm_holder(const char *name, int *holder)
+{
+	struct sp_devshm d;
+	memset(&d, 0, sizeof d);
+	*holder = 0;
+	if (strlen(name) >= sizeof d.f[0].name)
+		return -ENAMETOOLONG;
+	snprintf(d.f[0].name, sizeof d.f[0].name, "%s", name);
+	d.n = 1;
+	bool complete = scan_holders(&d);
+	*holder = d.f[0].holder;
+	return *holder || complete ? 0 : -EACCES;
 }

@@ -31,6 +31,12 @@ struct sp_devshm {
  * process that maps it (/proc/PID/maps) or holds it open (/proc/PID/fd);
  * reads every process's: for a one-shot status, not a sampling loop. */
 void sp_devshm_read(struct sp_devshm *d);
+/* <host root>/dev/shm: /dev/shm, or the folder beside a --procfs tree's proc */
+void sp_devshm_path(char *buf, size_t n);
+/* Who holds <host root>/dev/shm/NAME: *holder a pid that maps it or holds it
+ * open, or 0 when no process does. 0; -EACCES when no holder was found but
+ * some process's maps or fds could not be read (cannot tell); -ENAMETOOLONG. */
+int sp_devshm_holder(const char *name, int *holder);
 
 struct sp_unexplained {
 	struct sp_u64 used;     /* MemTotal - MemFree - Buffers - Cached + Shmem */
