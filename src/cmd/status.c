@@ -830,7 +830,7 @@ static void print_nobody(const struct sp_sample *s, const struct nobody *n, cons
 	else
 		printf("; /dev/shm: %d file%s no process maps or holds open, %s%s\n", n->shm.norphans,
 		       n->shm.norphans == 1 ? "" : "s", sp_fmt_bytes(b2, sizeof b2, (double)n->shm.orphan_resident),
-		       n->shm.norphans ? " (remove them once their job is gone):" : "");
+		       n->shm.norphans ? " (once their job is gone: sudo sparkops evict --shm NAME...):" : "");
 	for (int i = 0, shown = 0; i < n->shm.n && shown < 5 && n->shm.holders_known; i++) {
 		const struct sp_shmfile *f = &n->shm.f[i];
 		if (f->holder)

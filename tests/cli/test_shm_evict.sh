@@ -135,4 +135,8 @@ expect_jq '(.unexplained_bytes | type) == "number" and .unexplained_bytes < 4*'$
 mkdir -p "$W/nomem/proc" "$W/nomem/sys"
 run $S ladder --json --log "$LOG" --procfs "$W/nomem/proc" --sysfs "$W/nomem/sys"
 expect_jq '.unexplained_bytes == null and .unexplained_note == null' "no meminfo: unexplained_bytes null"
+
+# status names the command for the orphans it lists
+run $S status --procfs "$FIX/containers/proc" --sysfs "$FIX/containers/sys"
+expect_out 'once their job is gone: sudo sparkops evict --shm NAME' "status points at evict --shm for the orphans"
 done_testing
