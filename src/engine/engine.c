@@ -15,6 +15,7 @@
 #include "probe/evict.h"
 #include "probe/flush.h"
 #include "probe/harden.h"
+#include "probe/kmsg.h"
 #include "probe/pool.h"
 #include "probe/poolmodel.h"
 #include "probe/probe.h"
@@ -93,6 +94,7 @@ struct wl_metrics {
 	struct sp_sample s;
 	struct sp_prom_job job;
 	char command[64], unit[16];
+	uint64_t drv[SP_DRV_N]; /* the driver's lines counted so far (probe/kmsg.h) */
 };
 
 #define GQ_MAX 32
@@ -202,6 +204,11 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	int stop_rung;         /* the rung it stopped at (human, max_tries), 0 none */
 	char stop_change[2048];
 	bool lg_append;        /* the load guard's receipts: appended from the second try on */
+	/* the kernel log (probe/kmsg.h): the driver's warning signs, read each sample */
+	struct sp_kmsg kmsg;
+	uint64_t drv_seen[SP_DRV_N];
+	bool drv_new;               /* this sample brought new driver lines */
+	atomic_uint_fast64_t drv_oom; /* nvrm_oom lines so far: the load guard's trigger */
 };
 
 /* ---- the log --------------------------------------------------------------------- */
@@ -849,6 +856,7 @@ static void metrics_publish(struct wl *w, const struct sp_sample *s)
 	j->cause_ok = w->attr.have_baseline;
 	j->cause = w->attr.in_episode ? w->attr.cause : SP_CAUSE_NONE;
 	j->episodes = (uint64_t)w->sum.n_episodes;
+	memcpy(m->drv, w->drv_seen, sizeof m->drv);
 	m->have = true;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -1082,6 +1090,84 @@ static void gpu_said(struct wl *w, const struct sp_logrow *r)
 	}
 }
 
+/* The kernel log: --kmsg FILE, else /dev/kmsg when the roots are the
+ * machine's (unreadable: not root, dmesg_restrict: left out, said once).
+ * What it held before the start is read once and not reported: only lines
+ * that arrive during the run are events. */
+static void kmsg_start(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	w->kmsg.fd = -1;
+	if (!o->kmsg_path && sp_paths_is_fixture())
+		return;
+	sp_kmsg_open(&w->kmsg, o->kmsg_path);
+	if (w->kmsg.why != SP_OK) {
+		if (o->kmsg_path)
+			sp_warn("--kmsg '%s': %s; the driver's lines are not read", o->kmsg_path, sp_why_text(w->kmsg.why));
+		return;
+	}
+	sp_kmsg_poll(&w->kmsg);
+	memcpy(w->drv_seen, w->kmsg.count, sizeof w->drv_seen);
+	if (w->metrics.on) {
+		pthread_mutex_lock(&w->metrics.lock);
+		sp_prom_set_driver_errors(w->metrics.drv);
+		pthread_mutex_unlock(&w->metrics.lock);
+	}
+}
+
+/* New driver lines since the last sample: one event row and one line on
+ * the terminal per kind that arrived. */
+static void kmsg_turn(struct wl *w)
+{
+	w->drv_new = false;
+	if (w->kmsg.fd < 0)
+		return;
+	sp_kmsg_poll(&w->kmsg);
+	uint64_t add[SP_DRV_N];
+	for (int k = 0; k < SP_DRV_N; k++) {
+		add[k] = w->kmsg.count[k] - w->drv_seen[k];
+		w->drv_seen[k] = w->kmsg.count[k];
+		w->drv_new |= add[k] > 0;
+	}
+	atomic_store(&w->drv_oom, w->drv_seen[SP_DRV_NVRM_OOM]);
+	if (!w->drv_new)
+		return;
+	w->log.urgent = true; /* the rows that say it are on disk at once */
+	for (int k = 0; k < SP_DRV_N; k++) {
+		if (!add[k])
+			continue;
+		char d[96];
+		snprintf(d, sizeof d, "kind=%s count=%llu", sp_drv_kind_name((enum sp_drv_kind)k),
+			 (unsigned long long)add[k]);
+		emit_event(w, SP_EV_DRIVER_ERROR, d);
+		sp_warn("the NVIDIA driver logged %llu %s line%s in the kernel log (%llu in this run)%s",
+			(unsigned long long)add[k], sp_drv_kind_name((enum sp_drv_kind)k), add[k] == 1 ? "" : "s",
+			(unsigned long long)w->drv_seen[k],
+			k == SP_DRV_NVRM_OOM ? ": the driver could not allocate; the pool is near its end" : "");
+	}
+}
+
+/* The log's fsync policy (docs/run.md "A log that survives the end"):
+ * every row at once while the machine is near its end, else every
+ * --fsync-interval. Near its end: a guard is on and MemFree is within its
+ * margin of the floor (a quarter of the floor, at least 1 GiB, above it),
+ * free memory in 2 MiB blocks is under SP_CONTIG_LOW, or driver lines
+ * arrived this sample. */
+static void log_urgency(struct wl *w, const struct sp_sample *s)
+{
+	const struct sp_engine_opts *o = w->o;
+	bool near = false;
+	uint64_t fl = o->guard.min_free;
+	if (fl > 0 && s->mem.why == SP_OK) {
+		uint64_t margin = fl / 4 > (1ULL << 30) ? fl / 4 : (1ULL << 30);
+		near = s->mem.v[SP_MI_FREE] < fl + margin;
+	}
+	if (s->contig.why == SP_OK && s->contig.free_2mib < SP_CONTIG_LOW)
+		near = true;
+	w->log.urgent = near;
+	kmsg_turn(w); /* sets it too when the driver speaks */
+}
+
 /* One sample: read, its events, its row (with the job's memory and
  * throughput), attribution, the log, the metrics endpoint's copy. */
 static void take_sample(struct wl *w)
@@ -1092,6 +1178,7 @@ static void take_sample(struct wl *w)
 	struct sp_logrow rows[24];
 	bool appeared = false;
 	int n = sp_events_diff(&w->ev, s, full, w->tree.pids, w->tree.n, rows, 24, &appeared);
+	log_urgency(w, s);
 	for (int i = 0; i < n; i++) {
 		emit(w, &rows[i]);
 		gpu_said(w, &rows[i]);
@@ -1157,6 +1244,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	w->o = o;
 	w->rcpt.fd = w->rcpt.dirfd = -1;
 	w->sum_out.fd = w->sum_out.dirfd = -1;
+	w->kmsg.fd = -1;
 	w->argv = o->argv;
 	w->rate = NAN;
 	w->gpu_gone_wall = NAN;
@@ -1360,6 +1448,7 @@ static int engine_start(struct wl *w)
 	}
 	log_open(w);
 	start_event(w);
+	kmsg_start(w);
 	guard_start(w);
 	w->start_unix = sp_wall_now();
 	/* no folder of our own: top will not see us; said once, the job runs on */
@@ -2150,6 +2239,9 @@ static int engine_finish(struct wl *w)
 		sp_warn("'%s': %ld rows dropped: its reader stopped reading", w->log.path, w->sum.rows_dropped);
 	fflush(stdout);
 	sp_summary_print(stderr, &w->sum);
+	if (w->log_ok && !w->log.out.stream)
+		fprintf(stderr, "log: %ld row%s fsync'd at once (pressure), else every %gs\n", w->log.urgent_synced,
+			w->log.urgent_synced == 1 ? "" : "s", w->log.fsync_s);
 	if (w->oom)
 		ladder_print(w, stderr);
 	fflush(stderr);
@@ -2172,6 +2264,7 @@ static void engine_close(struct wl *w)
 		close(w->pidfd);
 	if (w->follow_on)
 		sp_follow_close(&w->follow);
+	sp_kmsg_close(&w->kmsg);
 	for (int i = 0; i < 2; i++)
 		if (w->child.prog_fd[i] >= 0)
 			close(w->child.prog_fd[i]);
