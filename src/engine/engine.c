@@ -623,6 +623,7 @@ static void lg_act(struct wl *w, struct lg_ctx *x, double free_b, double contig_
 	double ms = (sp_mono_now() - t0) * 1000.0;
 	double fa = read_free(), ca = read_contig();
 	json_object_set_new(j, "action", json_string(action));
+	json_object_set_new(j, "trigger", json_string(w->lg.by_driver ? "driver_oom" : "floor"));
 	json_object_set_new(j, "mem_free_before_bytes", num_or_null(free_b));
 	json_object_set_new(j, "mem_free_after_bytes", num_or_null(fa));
 	json_object_set_new(j, "free_2mib_before_bytes", num_or_null(contig_b));
@@ -630,10 +631,11 @@ static void lg_act(struct wl *w, struct lg_ctx *x, double free_b, double contig_
 	json_object_set_new(j, "ms", json_real(round(ms * 10) / 10));
 	receipt(w, j);
 	char d[256], a[32], b[32], c[32], e[32];
-	snprintf(d, sizeof d, "action=%s free_before=%.0f free_after=%.0f contig_before=%.0f contig_after=%.0f ms=%.0f",
-		 action, free_b, fa, contig_b, ca, ms);
+	snprintf(d, sizeof d, "action=%s trigger=%s free_before=%.0f free_after=%.0f contig_before=%.0f contig_after=%.0f ms=%.0f",
+		 action, w->lg.by_driver ? "driver_oom" : "floor", free_b, fa, contig_b, ca, ms);
 	guard_queue(w, SP_EV_LOAD_GUARD, d);
-	sp_warn("load guard: %s in %.0f ms: MemFree %s -> %s, in 2 MiB blocks %s -> %s", action, ms,
+	sp_warn("load guard: %s%s in %.0f ms: MemFree %s -> %s, in 2 MiB blocks %s -> %s", action,
+		w->lg.by_driver ? " (the driver logged out-of-memory lines)" : "", ms,
 		sp_fmt_gib(a, sizeof a, free_b), sp_fmt_gib(b, sizeof b, fa), sp_fmt_gib(c, sizeof c, contig_b),
 		sp_fmt_gib(e, sizeof e, ca));
 }
@@ -728,9 +730,12 @@ static void *lg_main(void *arg)
 	json_object_set_new(j, "deadline_s", json_real(cfg.deadline_s));
 	json_object_set_new(j, "sysctls_before", vm_json(x.vm0));
 	receipt(w, j);
+	uint64_t drv_oom = atomic_load(&w->drv_oom); /* the sample loop's count (kmsg_turn) */
 	for (;;) {
 		double t = sp_mono_now();
 		double fr = read_free(), cg = read_contig();
+		uint64_t d = atomic_load(&w->drv_oom);
+		w->lg.driver_oom = d > drv_oom; /* NVRM out-of-memory lines arrived: act as on a dip */
 		bool stopf = o->load_stop_file && access(o->load_stop_file, F_OK) == 0;
 		enum sp_lg_act act = sp_lguard_step(&w->lg, t, fr, cg, atomic_load(&w->ready), stopf,
 						    atomic_load(&w->job_alive));
@@ -740,6 +745,9 @@ static void *lg_main(void *arg)
 		} else if (act == SP_LG_STOP) {
 			lg_stopped(w, t);
 		}
+		/* lines seen during the cooldown wait for the next action */
+		if (act == SP_LG_ACT || w->lg.end != SP_LG_RUNNING)
+			drv_oom = d;
 		struct pollfd p = { .fd = w->l_stop, .events = POLLIN };
 		if (poll(&p, 1, (int)(SP_LG_LOOK_S * 1000)) > 0)
 			break;
@@ -1108,6 +1116,7 @@ static void kmsg_start(struct wl *w)
 	}
 	sp_kmsg_poll(&w->kmsg);
 	memcpy(w->drv_seen, w->kmsg.count, sizeof w->drv_seen);
+	atomic_store(&w->drv_oom, w->drv_seen[SP_DRV_NVRM_OOM]); /* before the load guard's first look */
 	if (w->metrics.on) {
 		pthread_mutex_lock(&w->metrics.lock);
 		sp_prom_set_driver_errors(w->metrics.drv);

@@ -35,7 +35,26 @@ run $NONV "$S" run $(sysroot gb10-idle) --kmsg "$TMP/none.kmsg" -- true
 expect_rc 2 "--kmsg missing: usage error"
 expect_err "--kmsg '.*none.kmsg'" "--kmsg missing: names it"
 
-# 2. fsync per row near the guard's floor, not with a roomy pool
+# 2. --guard-load: out-of-memory lines from the driver during the load are a
+# trigger like a MemFree dip, with a receipt that says so (a roomy fixture:
+# no floor is crossed; the flush into a --procfs tree is refused, the
+# receipt is written all the same)
+cp "$FIX/kmsg/wedge.kmsg" lg.kmsg
+$NONV "$S" run $(sysroot gb10-idle) --kmsg lg.kmsg --interval 0.2 --log lg.csv --guard-load -- \
+	sh -c 'sleep 1.6; echo "INFO:     Application startup complete."; sleep 0.3' >lg.out 2>lg.err &
+RP=$!
+sleep 0.8
+echo "$OOM" >>lg.kmsg
+wait $RP
+RC=$?
+cp lg.csv.receipts.jsonl "$OUT" 2>/dev/null || : >"$OUT"
+cp lg.err "$ERR"
+expect_rc 0 "run --guard-load --kmsg FILE"
+[ "$(grep -c '"trigger":"driver_oom"' "$OUT")" = 1 ]
+_report $? "one action, its receipt's trigger driver_oom (the lines from before the start are not one)"
+expect_err 'load guard: .*\(the driver logged out-of-memory lines\)' "stderr says why it acted"
+
+# 3. fsync per row near the guard's floor, not with a roomy pool
 meminfo() { # FILE MEMFREE_KIB
 	sed -e "s/^MemFree:.*/MemFree:        $2 kB/" "$FIX/gb10-idle/proc/meminfo" >"$1"
 }
