@@ -15,10 +15,27 @@ XID='4,9004,170100000,-;NVRM: Xid (PCI:000f:01:00): 31, pid=1234, name=python3, 
 
 # 1. lines appended while the job runs
 cp "$FIX/kmsg/wedge.kmsg" live.kmsg
-$NONV "$S" run $(sysroot gb10-idle) --kmsg live.kmsg --interval 0.2 --log k.csv -- sleep 2 >k.out 2>k.err &
+$NONV "$S" run $(sysroot gb10-idle) --kmsg live.kmsg --interval 0.2 --log k.csv --metrics-listen 127.0.0.1:0 \
+	-- sleep 2 >k.out 2>k.err &
 RP=$!
 sleep 0.7
 { echo "$OOM"; echo "$OOM"; echo "$OOM"; echo "$XID"; } >>live.kmsg
+if command -v curl >/dev/null 2>&1; then
+	A=$(sed -n 's|^.*metrics at http://\(.*\)/metrics$|\1|p' k.err)
+	i=0
+	# the fixture's 22 and the 3 new ones: the counter is the exporters' (since sparkops began reading)
+	until { curl -s --max-time 2 "http://$A/metrics" >k.prom && grep -q 'kind="nvrm_oom"} 25$' k.prom; } ||
+		[ $i -ge 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q '^sparkops_driver_errors_total{kind="nvrm_oom"} 25$' k.prom &&
+		grep -q '^sparkops_driver_errors_total{kind="xid"} 3$' k.prom
+	RC=0
+	_report $? "--metrics-listen: sparkops_driver_errors_total counts the log's lines, the new ones included"
+else
+	skip_case "--metrics-listen: sparkops_driver_errors_total" "curl is not installed"
+fi
 wait $RP
 RC=$?
 cp k.csv "$OUT"
