@@ -2247,10 +2247,11 @@ static int engine_finish(struct wl *w)
 	if (w->sum.rows_dropped > 0)
 		sp_warn("'%s': %ld rows dropped: its reader stopped reading", w->log.path, w->sum.rows_dropped);
 	fflush(stdout);
-	sp_summary_print(stderr, &w->sum);
+	/* the line just before the summary: the summary itself is what report rebuilds from the log */
 	if (w->log_ok && !w->log.out.stream)
 		fprintf(stderr, "log: %ld row%s fsync'd at once (pressure), else every %gs\n", w->log.urgent_synced,
 			w->log.urgent_synced == 1 ? "" : "s", w->log.fsync_s);
+	sp_summary_print(stderr, &w->sum);
 	if (w->oom)
 		ladder_print(w, stderr);
 	fflush(stderr);
