@@ -1099,7 +1099,7 @@ static void gpu_said(struct wl *w, const struct sp_logrow *r)
 }
 
 /* The kernel log: --kmsg FILE, else /dev/kmsg when the roots are the
- * machine's (unreadable: not root, dmesg_restrict: left out, said once).
+ * machine's (unreadable: not root, dmesg_restrict: left out, as the exporters do).
  * What it held before the start is read once and not reported: only lines
  * that arrive during the run are events. */
 static void kmsg_start(struct wl *w)
