@@ -4,6 +4,7 @@
 #include "cmd/cli.h"
 #include "cmd/webload.h"
 #include "out/serve_http.h"
+#include "probe/kmsg.h"
 #include "util/msg.h"
 #include "watch/sampler.h"
 
@@ -72,4 +73,12 @@ void sp_runwatch_check(struct sp_engine_opts *o, const char *cmd)
 	    sp_out_distinct("--summary", o->summary_path, "the load guard's receipts", rc, why, sizeof why) < 0)
 		sp_usage_error(cmd, "%s", why);
 	metrics_check(o, cmd);
+	/* --kmsg FILE: readable now, as the exporters ask */
+	if (o->kmsg_path) {
+		struct sp_kmsg k;
+		sp_kmsg_open(&k, o->kmsg_path);
+		if (k.why != SP_OK)
+			sp_usage_error(cmd, "--kmsg '%s': %s", o->kmsg_path, sp_why_text(k.why));
+		sp_kmsg_close(&k);
+	}
 }

@@ -56,6 +56,10 @@ void sp_runwatch_check(struct sp_engine_opts *o, const char *cmd);
 		    "guard: also signal (or evict for) pid 1 and other users'\n"                           \
 		    "processes in the job's tree (refused without it)"),                                    \
 	SP_OPT_SIZE("reserve", &(o)->reserve, "SIZE", "memory kept back for the OS in the budget (default 4GiB)"), \
+	SP_OPT_PATH("kmsg", &(o)->kmsg_path, "FILE",                                                            \
+		    "read the NVIDIA driver's new lines (NVRM out of memory,\n"                           \
+		    "Xid) from this kernel log each sample (default /dev/kmsg\n"                        \
+		    "when readable and the roots are the machine's)"),                                     \
 	SP_OPT_FLAG(0, "quiet", &(o)->quiet, "no live status line on the terminal (stderr)"),                  \
 	SP_OPT_CALLBACK("metrics-listen", &(o)->metrics_listen, "ADDR:PORT", sp_opt_metrics_listen,            \
 			"also serve the latest sample and the job's\n"                                         \

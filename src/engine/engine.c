@@ -15,6 +15,7 @@
 #include "probe/evict.h"
 #include "probe/flush.h"
 #include "probe/harden.h"
+#include "probe/kmsg.h"
 #include "probe/pool.h"
 #include "probe/poolmodel.h"
 #include "probe/probe.h"
@@ -93,6 +94,7 @@ struct wl_metrics {
 	struct sp_sample s;
 	struct sp_prom_job job;
 	char command[64], unit[16];
+	uint64_t drv[SP_DRV_N]; /* the driver's lines counted so far (probe/kmsg.h) */
 };
 
 #define GQ_MAX 32
@@ -202,6 +204,11 @@ struct wl { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, g
 	int stop_rung;         /* the rung it stopped at (human, max_tries), 0 none */
 	char stop_change[2048];
 	bool lg_append;        /* the load guard's receipts: appended from the second try on */
+	/* the kernel log (probe/kmsg.h): the driver's warning signs, read each sample */
+	struct sp_kmsg kmsg;
+	uint64_t drv_seen[SP_DRV_N];
+	bool drv_new;               /* this sample brought new driver lines */
+	atomic_uint_fast64_t drv_oom; /* nvrm_oom lines so far: the load guard's trigger */
 };
 
 /* ---- the log --------------------------------------------------------------------- */
@@ -626,6 +633,7 @@ static void lg_act(struct wl *w, struct lg_ctx *x, double free_b, double contig_
 	double ms = (sp_mono_now() - t0) * 1000.0;
 	double fa = read_free(), ca = read_contig();
 	json_object_set_new(j, "action", json_string(action));
+	json_object_set_new(j, "trigger", json_string(w->lg.by_driver ? "driver_oom" : "floor"));
 	json_object_set_new(j, "mem_free_before_bytes", num_or_null(free_b));
 	json_object_set_new(j, "mem_free_after_bytes", num_or_null(fa));
 	json_object_set_new(j, "free_2mib_before_bytes", num_or_null(contig_b));
@@ -633,12 +641,13 @@ static void lg_act(struct wl *w, struct lg_ctx *x, double free_b, double contig_
 	json_object_set_new(j, "ms", json_real(round(ms * 10) / 10));
 	receipt(w, j);
 	char d[256], a[32], b[32], c[32], e[32];
-	snprintf(d, sizeof d, "action=%s free_before=%.0f free_after=%.0f contig_before=%.0f contig_after=%.0f ms=%.0f",
-		 action, free_b, fa, contig_b, ca, ms);
+	snprintf(d, sizeof d, "action=%s trigger=%s free_before=%.0f free_after=%.0f contig_before=%.0f contig_after=%.0f ms=%.0f",
+		 action, w->lg.by_driver ? "driver_oom" : "floor", free_b, fa, contig_b, ca, ms);
 	guard_queue(w, SP_EV_LOAD_GUARD, d);
 	if (strcmp(action, "evict_none") == 0) /* said once as a note; the receipt and the row keep each */
 		return;
-	sp_warn("load guard: %s in %.0f ms: MemFree %s -> %s, in 2 MiB blocks %s -> %s", action, ms,
+	sp_warn("load guard: %s%s in %.0f ms: MemFree %s -> %s, in 2 MiB blocks %s -> %s", action,
+		w->lg.by_driver ? " (the driver logged out-of-memory lines)" : "", ms,
 		sp_fmt_gib(a, sizeof a, free_b), sp_fmt_gib(b, sizeof b, fa), sp_fmt_gib(c, sizeof c, contig_b),
 		sp_fmt_gib(e, sizeof e, ca));
 }
@@ -733,9 +742,12 @@ static void *lg_main(void *arg)
 	json_object_set_new(j, "deadline_s", json_real(cfg.deadline_s));
 	json_object_set_new(j, "sysctls_before", vm_json(x.vm0));
 	receipt(w, j);
+	uint64_t drv_oom = atomic_load(&w->drv_oom); /* the sample loop's count (kmsg_turn) */
 	for (;;) {
 		double t = sp_mono_now();
 		double fr = read_free(), cg = read_contig();
+		uint64_t d = atomic_load(&w->drv_oom);
+		w->lg.driver_oom = d > drv_oom; /* NVRM out-of-memory lines arrived: act as on a dip */
 		bool stopf = o->load_stop_file && access(o->load_stop_file, F_OK) == 0;
 		enum sp_lg_act act = sp_lguard_step(&w->lg, t, fr, cg, atomic_load(&w->ready), stopf,
 						    atomic_load(&w->job_alive));
@@ -745,6 +757,9 @@ static void *lg_main(void *arg)
 		} else if (act == SP_LG_STOP) {
 			lg_stopped(w, t);
 		}
+		/* lines seen during the cooldown wait for the next action */
+		if (act == SP_LG_ACT || w->lg.end != SP_LG_RUNNING)
+			drv_oom = d;
 		struct pollfd p = { .fd = w->l_stop, .events = POLLIN };
 		if (poll(&p, 1, (int)(SP_LG_LOOK_S * 1000)) > 0)
 			break;
@@ -861,6 +876,7 @@ static void metrics_publish(struct wl *w, const struct sp_sample *s)
 	j->cause_ok = w->attr.have_baseline;
 	j->cause = w->attr.in_episode ? w->attr.cause : SP_CAUSE_NONE;
 	j->episodes = (uint64_t)w->sum.n_episodes;
+	memcpy(m->drv, w->drv_seen, sizeof m->drv);
 	m->have = true;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -1094,6 +1110,85 @@ static void gpu_said(struct wl *w, const struct sp_logrow *r)
 	}
 }
 
+/* The kernel log: --kmsg FILE, else /dev/kmsg when the roots are the
+ * machine's (unreadable: not root, dmesg_restrict: left out, as the exporters do).
+ * What it held before the start is read once and not reported: only lines
+ * that arrive during the run are events. */
+static void kmsg_start(struct wl *w)
+{
+	const struct sp_engine_opts *o = w->o;
+	w->kmsg.fd = -1;
+	if (!o->kmsg_path && sp_paths_is_fixture())
+		return;
+	sp_kmsg_open(&w->kmsg, o->kmsg_path);
+	if (w->kmsg.why != SP_OK) {
+		if (o->kmsg_path)
+			sp_warn("--kmsg '%s': %s; the driver's lines are not read", o->kmsg_path, sp_why_text(w->kmsg.why));
+		return;
+	}
+	sp_kmsg_poll(&w->kmsg);
+	memcpy(w->drv_seen, w->kmsg.count, sizeof w->drv_seen);
+	atomic_store(&w->drv_oom, w->drv_seen[SP_DRV_NVRM_OOM]); /* before the load guard's first look */
+	if (w->metrics.on) {
+		pthread_mutex_lock(&w->metrics.lock);
+		sp_prom_set_driver_errors(w->metrics.drv);
+		pthread_mutex_unlock(&w->metrics.lock);
+	}
+}
+
+/* New driver lines since the last sample: one event row and one line on
+ * the terminal per kind that arrived. */
+static void kmsg_turn(struct wl *w)
+{
+	w->drv_new = false;
+	if (w->kmsg.fd < 0)
+		return;
+	sp_kmsg_poll(&w->kmsg);
+	uint64_t add[SP_DRV_N];
+	for (int k = 0; k < SP_DRV_N; k++) {
+		add[k] = w->kmsg.count[k] - w->drv_seen[k];
+		w->drv_seen[k] = w->kmsg.count[k];
+		w->drv_new |= add[k] > 0;
+	}
+	atomic_store(&w->drv_oom, w->drv_seen[SP_DRV_NVRM_OOM]);
+	if (!w->drv_new)
+		return;
+	w->log.urgent = true; /* the rows that say it are on disk at once */
+	for (int k = 0; k < SP_DRV_N; k++) {
+		if (!add[k])
+			continue;
+		char d[96];
+		snprintf(d, sizeof d, "kind=%s count=%llu", sp_drv_kind_name((enum sp_drv_kind)k),
+			 (unsigned long long)add[k]);
+		emit_event(w, SP_EV_DRIVER_ERROR, d);
+		sp_warn("the NVIDIA driver logged %llu %s line%s in the kernel log (%llu in this run)%s",
+			(unsigned long long)add[k], sp_drv_kind_name((enum sp_drv_kind)k), add[k] == 1 ? "" : "s",
+			(unsigned long long)w->drv_seen[k],
+			k == SP_DRV_NVRM_OOM ? ": the driver could not allocate; the pool is near its end" : "");
+	}
+}
+
+/* The log's fsync policy (docs/run.md "A log that survives the end"):
+ * every row at once while the machine is near its end, else every
+ * --fsync-interval. Near its end: a guard is on and MemFree is within its
+ * margin of the floor (a quarter of the floor, at least 1 GiB, above it),
+ * free memory in 2 MiB blocks is under SP_CONTIG_LOW, or driver lines
+ * arrived this sample. */
+static void log_urgency(struct wl *w, const struct sp_sample *s)
+{
+	const struct sp_engine_opts *o = w->o;
+	bool near = false;
+	uint64_t fl = o->guard.min_free;
+	if (fl > 0 && s->mem.why == SP_OK) {
+		uint64_t margin = fl / 4 > (1ULL << 30) ? fl / 4 : (1ULL << 30);
+		near = s->mem.v[SP_MI_FREE] < fl + margin;
+	}
+	if (s->contig.why == SP_OK && s->contig.free_2mib < SP_CONTIG_LOW)
+		near = true;
+	w->log.urgent = near;
+	kmsg_turn(w); /* sets it too when the driver speaks */
+}
+
 /* One sample: read, its events, its row (with the job's memory and
  * throughput), attribution, the log, the metrics endpoint's copy. */
 static void take_sample(struct wl *w)
@@ -1104,6 +1199,7 @@ static void take_sample(struct wl *w)
 	struct sp_logrow rows[24];
 	bool appeared = false;
 	int n = sp_events_diff(&w->ev, s, full, w->tree.pids, w->tree.n, rows, 24, &appeared);
+	log_urgency(w, s);
 	for (int i = 0; i < n; i++) {
 		emit(w, &rows[i]);
 		gpu_said(w, &rows[i]);
@@ -1169,6 +1265,7 @@ static void engine_init(struct wl *w, const struct sp_engine_opts *o)
 	w->o = o;
 	w->rcpt.fd = w->rcpt.dirfd = -1;
 	w->sum_out.fd = w->sum_out.dirfd = -1;
+	w->kmsg.fd = -1;
 	w->argv = o->argv;
 	w->rate = NAN;
 	w->gpu_gone_wall = NAN;
@@ -1372,6 +1469,7 @@ static int engine_start(struct wl *w)
 	}
 	log_open(w);
 	start_event(w);
+	kmsg_start(w);
 	guard_start(w);
 	w->start_unix = sp_wall_now();
 	/* no folder of our own: top will not see us; said once, the job runs on */
@@ -2161,6 +2259,10 @@ static int engine_finish(struct wl *w)
 	if (w->sum.rows_dropped > 0)
 		sp_warn("'%s': %ld rows dropped: its reader stopped reading", w->log.path, w->sum.rows_dropped);
 	fflush(stdout);
+	/* the line just before the summary: the summary itself is what report rebuilds from the log */
+	if (w->log_ok && !w->log.out.stream)
+		fprintf(stderr, "log: %ld row%s fsync'd at once (pressure), else every %gs\n", w->log.urgent_synced,
+			w->log.urgent_synced == 1 ? "" : "s", w->log.fsync_s);
 	sp_summary_print(stderr, &w->sum);
 	if (w->oom)
 		ladder_print(w, stderr);
@@ -2184,6 +2286,7 @@ static void engine_close(struct wl *w)
 		close(w->pidfd);
 	if (w->follow_on)
 		sp_follow_close(&w->follow);
+	sp_kmsg_close(&w->kmsg);
 	for (int i = 0; i < 2; i++)
 		if (w->child.prog_fd[i] >= 0)
 			close(w->child.prog_fd[i]);

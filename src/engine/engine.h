@@ -60,6 +60,8 @@ struct sp_engine_opts {
 	const char *follow_path;  /* --follow FILE: the job's log, read as tail -F does, NULL none */
 	bool quiet;               /* --quiet: no live status line on a terminal */
 	bool force;               /* --force: the guard may signal pid 1 and other users' processes */
+	const char *kmsg_path;    /* --kmsg FILE: the kernel log read each sample; NULL: /dev/kmsg when
+				   * the roots are the machine's and it is readable, else none */
 };
 
 /* The defaults: every 30 s, the default log name, fsync every 60 s, the

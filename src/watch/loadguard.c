@@ -34,7 +34,9 @@ static bool under(const struct sp_lguard *g, double free_b, double contig_b)
 enum sp_lg_act sp_lguard_step(struct sp_lguard *g, double t, double free_b, double contig_b, bool ready,
 			      bool stop_file, bool job_alive)
 {
-	bool now_under = under(g, free_b, contig_b);
+	bool floors = under(g, free_b, contig_b);
+	bool now_under = floors || g->driver_oom;
+	g->by_driver = !floors && g->driver_oom;
 	if (g->end != SP_LG_RUNNING) {
 		/* stopped: its own drops would evict pages the ranks still map; count only */
 		if (now_under && !g->below)

@@ -35,6 +35,9 @@ struct sp_lguard {
 	int actions;
 	long below_after;  /* crossings under a floor after it stopped */
 	bool below;        /* under a floor at the last look */
+	bool driver_oom;   /* set by the caller before a step: the NVIDIA driver logged out-of-memory
+			    * lines since the last look (probe/kmsg.h), a trigger like a floor crossed */
+	bool by_driver;    /* the last step's trigger was driver_oom alone */
 };
 
 void sp_lguard_init(struct sp_lguard *g, const struct sp_lg_cfg *c, double t0);

@@ -57,6 +57,7 @@ struct sp_logrow { // NOLINT(clang-analyzer-optin.performance.Padding): column o
 #define SP_EV_EXIT "exit"                 /* detail: ended_by=exit|signal|oom_kill|guard exit_code=N [signal=N] */
 #define SP_EV_STOP "stop"                 /* watch ended without a child */
 #define SP_EV_LOAD_GUARD "load_guard"     /* detail: action=flush+compact|flush|evict ... (run --guard-load) */
+#define SP_EV_DRIVER_ERROR "driver_error" /* detail: kind=nvrm_oom|xid|nvrm_other count=N (new kernel log lines this sample) */
 #define SP_EV_LOAD_GUARD_END "load_guard_end" /* detail: reason=ready|deadline|stop_file|job_ended ... */
 #define SP_EV_LADDER_TRY "ladder_try"     /* detail: try=N rung=R change=C pid=P cmd=WORDS (run --ladder) */
 #define SP_EV_LADDER_SKIP "ladder_skip"   /* detail: text: a rung skipped and why */

@@ -123,9 +123,11 @@ int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now)
 	}
 	l->err = 0;
 	l->rows++;
-	if (l->fsync_s >= 0 && now - l->last_fsync >= l->fsync_s && !l->out.stream) {
+	if (!l->out.stream && (l->urgent || (l->fsync_s >= 0 && now - l->last_fsync >= l->fsync_s))) {
 		fdatasync(l->fd);
 		l->last_fsync = now;
+		if (l->urgent)
+			l->urgent_synced++;
 	}
 	return 0;
 }

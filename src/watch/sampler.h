@@ -18,6 +18,8 @@ struct sp_csvlog {
 	int fd;               /* -1: no log (out.fd, for readers) */
 	char path[1024];
 	double fsync_s, last_fsync; /* seconds (monotonic) */
+	bool urgent;          /* set by the caller: the machine is near its end, fsync every row */
+	long urgent_synced;   /* rows fsync'd at once because of it */
 	bool partial;         /* the last write was cut: start the next row on a new line */
 	int err;              /* errno of the last failure, 0 when writing works */
 	long rows, lost;
@@ -38,7 +40,9 @@ int sp_csvlog_open_new(struct sp_csvlog *l, double fsync_s, double now);
 /* Before anything starts: -1 and a message when --log names a symbolic link,
  * or --log and --summary name the same file (a usage error); else 0. */
 int sp_csvlog_check(const char *log, const char *summary, char *msg, size_t n);
-/* Append one row; fsync when fsync_s has passed. 0, or -errno on failure
+/* Append one row; fsync when fsync_s has passed, or at once while
+ * l->urgent (the caller's pressure: the row may be the last one the disk
+ * ever sees). 0, or -errno on failure
  * (l->err set; the first failure after a success is the one to report). */
 int sp_csvlog_write(struct sp_csvlog *l, const struct sp_logrow *r, double now);
 void sp_csvlog_close(struct sp_csvlog *l);

@@ -90,7 +90,7 @@ _report $? "the default window is 3 s (${w:-?} ms)"
 # job rewrites the fixture's meminfo in place after 0.5 s), the job is not stopped
 meminfo after.meminfo $((20 * GiBk)) 102400
 run $NONV $S run --interval 0.2 --log d.csv --summary d.json --guard-min-free 6GiB $FX -- \
-	sh -c "sleep 0.5; cat after.meminfo >fx/proc/meminfo; sleep 1"
+	sh -c "sleep 0.5; cp after.meminfo fx/proc/meminfo.new && mv fx/proc/meminfo.new fx/proc/meminfo; sleep 1"
 expect_rc 0 "the pool back over the floor within the window: the job ends by itself"
 expect_err 'guard: back above the floor \(20\.0 GiB free\)' "the recovery is said"
 grep -q ',event,guard_recovered,free_bytes=' d.csv && ! grep -q ',event,guard_term,' d.csv
