@@ -263,6 +263,11 @@ static int fail_msg(char *msg, size_t cap, const char *what, int e)
 /* A symbolic link (name in the folder dfd, shown as where) is followed only
  * when it and its folder belong to the caller or root: anyone else could
  * aim it at a file root must not touch. */
+/* walk_dir's "at the root": the first component is named as "/NAME" from
+ * AT_FDCWD, not looked up in an open("/") (qemu-user's -L prefix maps "/"
+ * itself to the target's sysroot, where /tmp is not) */
+#define WALK_ROOT (-2)
+
 static int check_link_at(int dfd, const char *where, const struct stat *lst, char *msg, size_t cap)
 {
 	char who[160], dir[PATH_MAX];
@@ -272,7 +277,7 @@ static int check_link_at(int dfd, const char *where, const struct stat *lst, cha
 		say(msg, cap, "'%s' is a symbolic link owned by %s: not following it", where, who);
 		return -EPERM;
 	}
-	if (fstat(dfd, &dst) < 0)
+	if ((dfd == WALK_ROOT ? stat("/", &dst) : fstat(dfd, &dst)) < 0)
 		return fail_msg(msg, cap, where, -errno);
 	if (!trusted_uid(dst.st_uid)) {
 		if (dir_of(where, dir, sizeof dir) < 0)
@@ -325,30 +330,40 @@ static int walk_dir(const char *dir, char *msg, size_t cap)
 	char rest[2 * PATH_MAX], where[PATH_MAX], tmp[2 * PATH_MAX];
 	if (snprintf(rest, sizeof rest, "%s", dir) >= (int)sizeof rest)
 		return fail_msg(msg, cap, dir, -ENAMETOOLONG);
-	int dfd = open(rest[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	int dfd = rest[0] == '/' ? WALK_ROOT : open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 && dfd != WALK_ROOT)
 		return fail_msg(msg, cap, dir, -errno);
 	snprintf(where, sizeof where, "%s", rest[0] == '/' ? "" : ".");
 	const char *p = rest;
 	for (int hops = 0;;) {
 		while (*p == '/')
 			p++;
-		if (!*p)
-			return dfd;
+		if (!*p) {
+			if (dfd != WALK_ROOT)
+				return dfd;
+			dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC); /* the folder is the root itself */
+			return dfd >= 0 ? dfd : fail_msg(msg, cap, "/", -errno);
+		}
 		size_t l = strcspn(p, "/");
 		char comp[NAME_MAX + 1];
 		if (l > NAME_MAX) {
-			close(dfd);
+			if (dfd != WALK_ROOT)
+				close(dfd);
 			return fail_msg(msg, cap, dir, -ENAMETOOLONG);
 		}
 		memcpy(comp, p, l);
 		comp[l] = 0;
 		p += l;
+		/* at the root the component is named whole: "/tmp" from AT_FDCWD */
+		char absn[NAME_MAX + 2];
+		snprintf(absn, sizeof absn, "/%s", comp);
+		const int at = dfd == WALK_ROOT ? AT_FDCWD : dfd;
+		const char *name = dfd == WALK_ROOT ? absn : comp;
 		size_t wl = strlen(where);
 		snprintf(where + wl, sizeof where - wl, "/%s", comp);
 		struct stat st;
 		int e = 0;
-		if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			e = fail_msg(msg, cap, where, -errno);
 		} else if (S_ISLNK(st.st_mode)) {
 			char to[PATH_MAX];
@@ -357,7 +372,7 @@ static int walk_dir(const char *dir, char *msg, size_t cap)
 				e = fail_msg(msg, cap, dir, -ELOOP);
 			else if ((e = check_link_at(dfd, where, &st, msg, cap)) < 0)
 				;
-			else if ((tl = readlinkat(dfd, comp, to, sizeof to - 1)) < 0)
+			else if ((tl = readlinkat(at, name, to, sizeof to - 1)) < 0)
 				e = fail_msg(msg, cap, where, -errno);
 			else {
 				to[tl] = 0;
@@ -367,11 +382,10 @@ static int walk_dir(const char *dir, char *msg, size_t cap)
 					memcpy(rest, tmp, strlen(tmp) + 1);
 					p = rest;
 					if (to[0] == '/') {
-						close(dfd);
-						dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+						if (dfd != WALK_ROOT)
+							close(dfd);
+						dfd = WALK_ROOT;
 						where[0] = 0;
-						if (dfd < 0)
-							return fail_msg(msg, cap, "/", -errno);
 					} else {
 						where[wl] = 0;
 					}
@@ -381,16 +395,18 @@ static int walk_dir(const char *dir, char *msg, size_t cap)
 		} else if (!S_ISDIR(st.st_mode)) {
 			e = fail_msg(msg, cap, where, -ENOTDIR);
 		} else {
-			int nfd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int nfd = openat(at, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (nfd < 0) {
 				e = fail_msg(msg, cap, where, errno == ELOOP ? -EAGAIN : -errno);
 			} else {
-				close(dfd);
+				if (dfd != WALK_ROOT)
+					close(dfd);
 				dfd = nfd;
 			}
 		}
 		if (e < 0) {
-			close(dfd);
+			if (dfd != WALK_ROOT)
+				close(dfd);
 			return e;
 		}
 	}
