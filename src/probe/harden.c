@@ -55,8 +55,10 @@ __attribute__((unused)) static void fmt_limit(char *buf, size_t n, rlim_t v)
 		snprintf(buf, n, "%llu KiB", (unsigned long long)(v >> 10));
 }
 
+#ifndef SP_UNDER_ASAN
 static bool lock_current_only; /* locked without MCL_FUTURE: sp_harden_relock() locks again */
 static bool locked;
+#endif
 
 void sp_harden_relock(void)
 {
