@@ -48,11 +48,15 @@ expect_err "status folder refused: .* writable by group or others" "watch says i
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 &&
 	unshare -m true 2>/dev/null; then
 	NB=$(id -u nobody)
+	# the binary goes onto a private tmpfs first: a build that lives under
+	# /tmp (a clone there) would be hidden by the private /tmp
 	cat >"$TMP/inns.sh" <<EOF2
+mount -t tmpfs tmpfs /mnt || exit 9
+cp "$S" /mnt/sparkops && chmod 755 /mnt/sparkops || exit 9
 mount -t tmpfs tmpfs /tmp || exit 9
 mkdir /tmp/sparkops-$NB && chmod 755 /tmp/sparkops-$NB
 setpriv --reuid=nobody --regid=nogroup --clear-groups env -u XDG_RUNTIME_DIR SPARKOPS_NVML_LIB=/nonexistent \
-	$S run --log /dev/null -- true 2>&1
+	/mnt/sparkops run --log /dev/null -- true 2>&1
 EOF2
 	run unshare -m sh "$TMP/inns.sh"
 	expect_out "status folder refused: '/tmp/sparkops-$NB' is owned by uid 0, not by us \(uid $NB\)" \
