@@ -1104,8 +1104,11 @@ static void gpu_said(struct wl *w, const struct sp_logrow *r)
 			"answers again; the job goes on", t, r->detail);
 	} else if (strcmp(r->event, SP_EV_GPU_BACK) == 0) {
 		char d[32];
-		sp_warn("the GPU answers again at %s, after %s", t,
-			isfinite(w->gpu_gone_wall) ? sp_fmt_duration(d, sizeof d, r->unix_time - w->gpu_gone_wall) : "?");
+		if (isfinite(w->gpu_gone_wall))
+			sp_warn("the GPU answers again at %s, after %s", t,
+				sp_fmt_duration(d, sizeof d, r->unix_time - w->gpu_gone_wall));
+		else
+			sp_warn("the GPU answers at %s (it had not at the start)", t);
 		w->gpu_gone_wall = NAN;
 	}
 }
