@@ -286,13 +286,7 @@ struct nobody {
 static void nobody_compute(const struct sp_sample *s, struct nobody *n)
 {
 	memset(n, 0, sizeof *n);
-	sp_unexplained_compute(s, NULL, &n->u);
-	/* /dev/shm's files and who holds them only when the part could reach the threshold */
-	if (sp_ok(n->u.unexplained.why) && n->u.unexplained.v + n->u.shmem >= SP_UNEXPLAINED_SHOW) {
-		sp_devshm_read(&n->shm);
-		n->shm_read = true;
-		sp_unexplained_compute(s, &n->shm, &n->u);
-	}
+	n->shm_read = sp_unexplained_judge(s, true, &n->u, &n->shm);
 	if (!sp_ok(n->u.unexplained.why) || n->u.unexplained.v < SP_UNEXPLAINED_SHOW)
 		return;
 	const struct sp_shmfile *big = NULL;

@@ -296,16 +296,7 @@ struct nobody {
 
 static void nobody_compute(const struct sp_sample *s, bool procs_scanned, struct nobody *n)
 {
-	memset(n, 0, sizeof *n);
-	n->shm.why = SP_MISSING;
-	sp_unexplained_compute(s, NULL, &n->u);
-	/* /dev/shm's files and who holds them (every process's maps): only when
-	 * the pool's unexplained part could reach the threshold with all shmem in it */
-	if (procs_scanned && sp_ok(n->u.unexplained.why) && n->u.unexplained.v + n->u.shmem >= SP_UNEXPLAINED_SHOW) {
-		sp_devshm_read(&n->shm);
-		n->shm_read = true;
-		sp_unexplained_compute(s, &n->shm, &n->u);
-	}
+	n->shm_read = sp_unexplained_judge(s, procs_scanned, &n->u, &n->shm);
 }
 
 static json_t *nobody_json(const struct nobody *n)

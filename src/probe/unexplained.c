@@ -270,3 +270,15 @@ int sp_devshm_holder(const char *name, int *holder)
 	*holder = d.f[0].holder;
 	return *holder || complete ? 0 : -EACCES;
 }
+
+bool sp_unexplained_judge(const struct sp_sample *s, bool may_scan, struct sp_unexplained *u, struct sp_devshm *shm)
+{
+	memset(shm, 0, sizeof *shm);
+	shm->why = SP_MISSING;
+	sp_unexplained_compute(s, NULL, u);
+	if (!may_scan || !sp_ok(u->unexplained.why) || u->unexplained.v + u->shmem < SP_UNEXPLAINED_SHOW)
+		return false;
+	sp_devshm_read(shm);
+	sp_unexplained_compute(s, shm, u);
+	return true;
+}

@@ -60,4 +60,8 @@ struct sp_unexplained {
  * under 0; why not OK when MemTotal, MemFree, Buffers, Cached, Shmem or AnonPages
  * is missing. shm may be NULL (not looked at: all shmem counted as held). */
 void sp_unexplained_compute(const struct sp_sample *s, const struct sp_devshm *shm, struct sp_unexplained *u);
+/* The unexplained part, with /dev/shm's files read (every process's maps)
+ * only when may_scan and the part could reach SP_UNEXPLAINED_SHOW with all
+ * shmem in it; shm->why is SP_MISSING when they were not. True when read. */
+bool sp_unexplained_judge(const struct sp_sample *s, bool may_scan, struct sp_unexplained *u, struct sp_devshm *shm);
 #endif
