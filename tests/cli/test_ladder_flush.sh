@@ -56,9 +56,14 @@ _report $? "non-root: exactly one line, no output"
 res1=$(resident)
 [ -z "$res1" ] || [ "$res1" -ge $((SIZE * 9 / 10)) ]
 _report $? "non-root: nothing flushed (file still resident: ${res1:-?} bytes)"
-c1=$(cached)
-[ $((c0 - c1)) -lt $((SIZE / 2)) ]
-_report $? "non-root: the page cache did not fall ($c0 -> $c1)"
+# the machine-wide page cache is only a stand-in when fincore is missing:
+# under prove -j other tests delete files (their page cache goes with them)
+# at any moment, so with fincore the file's own residency above is the check
+if [ -z "$res1" ]; then
+	c1=$(cached)
+	[ $((c0 - c1)) -lt $((SIZE / 2)) ]
+	_report $? "non-root: the page cache did not fall ($c0 -> $c1)"
+fi
 
 # as root: the real flush
 cat "$F" >/dev/null
@@ -83,8 +88,8 @@ expect_jq '.rungs_tried == [1] and .next_rung == 2' "rung 1 marked tried"
 # the live reading shown is the one after the flush, not the sample before it
 expect_jq "(.live_before_flush | type) == \"object\" and .live.budget_now_bytes - .live_before_flush.budget_now_bytes >= $((SIZE / 2))" \
 	"live.budget_now_bytes is read after the flush: it grew by at least half the file"
-[ $((c0 - c1)) -ge $((SIZE * 7 / 10)) ]
-_report $? "/proc/meminfo page cache fell by most of the file ($(( (c0 - c1) / 1048576 )) MiB)"
+[ $((c0 - c1)) -ge $((SIZE / 2)) ]
+_report $? "/proc/meminfo page cache fell by at least half the file ($(( (c0 - c1) / 1048576 )) MiB)"
 res2=$(resident)
 [ -z "$res2" ] || [ "$res2" -le $((SIZE / 10)) ]
 _report $? "the file left the page cache (${res2:-?} bytes resident)"
