@@ -3,7 +3,9 @@
 # Prints the rows of the table in docs/plan-accuracy.md from
 # tests/fixtures/accuracy/cases.tsv and the built binary (default
 # build/sparkops), plus the summary lines. Each case is planned with
-# --measure set to the counter its source reports ('unstated': process).
+# --measure set to the counter its source reports ('unstated': process),
+# and with --uma yes when it was measured on a unified-memory machine
+# (the optional last column, 'uma'), --uma no otherwise.
 # Paste the output into the doc; tests/cli/test_plan_accuracy.sh checks
 # that the doc is current.
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,11 +14,13 @@ cd "$top" || exit 2
 tab=$(printf '\t')
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-grep -v '^#' tests/fixtures/accuracy/cases.tsv | while IFS="$tab" read -r id src model meth b s fw meas pub acc counter half args; do
+grep -v '^#' tests/fixtures/accuracy/cases.tsv | while IFS="$tab" read -r id src model meth b s fw meas pub acc counter half args machine; do
 	m=$counter
 	[ "$m" = unstated ] && m=process
+	uma=no
+	[ "$machine" = uma ] && uma=yes
 	# shellcheck disable=SC2086
-	out=$(SPARKOPS_NVML_LIB=/nonexistent "$S" --procfs tests/fixtures/no-gpu/proc plan $args --measure "$m" --uma no --budget 1TiB --json)
+	out=$(SPARKOPS_NVML_LIB=/nonexistent "$S" --procfs tests/fixtures/no-gpu/proc plan $args --measure "$m" --uma "$uma" --budget 1TiB --json)
 	est=$(printf '%s' "$out" | jq .measure_bytes)
 	p=$(printf '%s' "$out" | jq .params)
 	awk -v id="$id" -v src="$src" -v model="$model" -v meth="$meth" -v b="$b" -v s="$s" -v fw="$fw" -v half="$half" \
@@ -39,7 +43,9 @@ echo
 n=$(wc -l <"$tmp")
 echo "sparkops, all $n cases: median |error| **$(cut -d' ' -f2 "$tmp" | med)%**, worst under $(cut -d' ' -f2 "$tmp" | lo)%, worst over +$(cut -d' ' -f2 "$tmp" | hi)%;" \
      "accelerate's rule: median |error| $(cut -d' ' -f3 "$tmp" | med)%, max $(cut -d' ' -f3 "$tmp" | sort -n | tail -1)%."
-awk '$1 == "B"' "$tmp" >"$tmp.b"
-echo
-echo "sparkops, the $(wc -l <"$tmp.b") held-out cases (half B) held out: median |error| **$(cut -d' ' -f2 "$tmp.b" | med)%**, worst under $(cut -d' ' -f2 "$tmp.b" | lo)%, worst over +$(cut -d' ' -f2 "$tmp.b" | hi)%."
-rm -f "$tmp.b"
+for h in B C; do
+	awk -v h="$h" '$1 == h' "$tmp" >"$tmp.h"
+	echo
+	echo "sparkops, the $(wc -l <"$tmp.h") held-out cases (half $h) held out: median |error| **$(cut -d' ' -f2 "$tmp.h" | med)%**, worst under $(cut -d' ' -f2 "$tmp.h" | lo)%, worst over +$(cut -d' ' -f2 "$tmp.h" | hi)%."
+done
+rm -f "$tmp.h"
