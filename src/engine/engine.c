@@ -61,7 +61,7 @@ int sp_engine_run(const struct sp_engine_opts *o)
 		rc = eng_finish(w);
 		eng_close(w);
 	}
-	eng_ladder_free(w);
+	eng_series_free(w);
 	if (w->gthread_stuck)
 		return rc; /* the blocked guard thread still holds w: kept until the process exits */
 	pthread_mutex_destroy(&w->metrics.lock);

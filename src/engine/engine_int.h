@@ -197,8 +197,9 @@ void eng_on_signals(struct eng_run *w);
 /* How the job ended: its exit code, and by what (*by: exit, signal,
  * oom_kill, guard). */
 int eng_job_end_how(struct eng_run *w, const char **by);
-/* The try's last row: how the job ended (run: returns its exit code, once)
- * or why the watch stopped (returns 0). */
+/* The try's last row: how the job ended (run: returns its exit code; the
+ * row is written once a try, a second call returns the same code) or why
+ * the watch stopped (returns 0). */
 int eng_end_event(struct eng_run *w);
 /* After the tries: the guards stop, a last sample, the last row, the log
  * closes, the summary. Returns the exit code. */
@@ -280,5 +281,6 @@ void eng_series_run(struct eng_run *w);
 void eng_ladder_json(struct eng_run *w, json_t *j);
 /* The end summary's lines of the tries. */
 void eng_ladder_print(struct eng_run *w, FILE *f);
-void eng_ladder_free(struct eng_run *w);
+/* What the series holds: the tries' commands, the classifiers. */
+void eng_series_free(struct eng_run *w);
 #endif

@@ -391,7 +391,7 @@ void eng_ladder_print(struct eng_run *w, FILE *f)
 		fprintf(f, "  ladder        stopped: %s%s%s\n", w->stop_reason, w->stop_change[0] ? ": " : "", w->stop_change);
 }
 
-void eng_ladder_free(struct eng_run *w)
+void eng_series_free(struct eng_run *w)
 {
 	for (int i = 0; i < w->ntries; i++)
 		json_decref(w->tries[i].argv);
