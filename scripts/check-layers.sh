@@ -21,6 +21,10 @@
 #      strictly lower rank; anything else (up, or sideways between two folders
 #      of one rank) is a finding. A folder missing from the table is one too.
 #
+#      A folder's private header (NAME_int.h, NAME_internal.h: the insides
+#      its files share, engine/engine_int.h) is included by that folder's
+#      files only; from any other folder it is a finding.
+#
 #  (b) Only src/probe/ names machine paths. Anywhere else these are findings:
 #      a string literal that is a path under /proc, /sys or /dev/kmsg (it
 #      starts with "/proc", "/sys/" or "/dev/kmsg", or holds "%s/proc",
@@ -96,7 +100,10 @@ FNR == 1 {
 			to = substr(inc, 1, index(inc, "/") - 1)
 			tr = rank(to)
 			if (to != from) {
-				if (tr < 0) {
+				if (inc ~ /_int(ernal)?\.h$/) {
+					printf "%s:%d: include \"%s\": the private header of %s/, from %s\n", FILENAME, FNR, inc,
+						to, from; bad++
+				} else if (tr < 0) {
 					printf "%s:%d: include \"%s\": folder %s has no rank\n", FILENAME, FNR, inc, to; bad++
 				} else if (fr >= 0 && fr <= tr) {
 					printf "%s:%d: include \"%s\": %s (rank %d) -> %s (rank %d) goes %s\n", FILENAME, FNR, inc,

@@ -3,19 +3,34 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 const char *sp_progname = "sparkops";
-void (*sp_msg_before)(void);
+/* the hook and its context (sp_msg_before); atomics, as any thread reads them */
+static _Atomic(sp_msg_hook *) before_fn;
+static void *_Atomic before_ctx;
+
+void sp_msg_before(sp_msg_hook *fn, void *ctx)
+{
+	if (fn) { /* the context first: a reader that sees fn sees its ctx */
+		atomic_store(&before_ctx, ctx);
+		atomic_store(&before_fn, fn);
+	} else {
+		atomic_store(&before_fn, NULL);
+		atomic_store(&before_ctx, NULL);
+	}
+}
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	if (sp_msg_before)
-		sp_msg_before();
+	sp_msg_hook *fn = atomic_load(&before_fn);
+	if (fn)
+		fn(atomic_load(&before_ctx));
 	int n = snprintf(buf, sizeof buf, "%s: %s", sp_progname, prefix);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		n = 0;

@@ -14,9 +14,12 @@ enum {
 };
 
 extern const char *sp_progname;
-/* Called before every message is written (run/watch: clear the live status
- * line off the terminal first); NULL: nothing. */
-extern void (*sp_msg_before)(void);
+/* A hook called before every message is written, with the ctx it was set
+ * with (run/watch: the engine's state, to clear the live status line off the
+ * terminal first). fn NULL: nothing. Messages come from several threads: set
+ * it before the others may write one, clear it after they stopped. */
+typedef void sp_msg_hook(void *ctx);
+void sp_msg_before(sp_msg_hook *fn, void *ctx);
 
 void sp_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 int sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* returns -1 */

@@ -11,7 +11,7 @@
  * the rest on its own when the job asks), or PSI full stays above its
  * threshold (the box is stalling), confirmed over a window: --guard-confirm
  * (default 3 s), cut short when the pool keeps falling (SP_GUARD_FALL: a fast
- * allocator is caught within it). The actions live in engine/engine.c.
+ * allocator is caught within it). The actions live in engine/guard.c.
  * Rules: docs/run.md "Guard". */
 #ifndef SP_GUARD_H
 #define SP_GUARD_H
