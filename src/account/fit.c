@@ -305,6 +305,10 @@ int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *
 	return -1;
 }
 
+const struct sp_word sp_solve_words[] = {
+	{ "seq", SP_SOLVE_SEQ, 0, NULL }, { "batch", SP_SOLVE_BATCH, 0, NULL }, { NULL, 0, 0, NULL },
+};
+
 int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o0, uint64_t budget, enum sp_solve_what what,
 	     uint64_t *need)
 {

@@ -103,6 +103,7 @@ int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *
 
 /* ---- to the limit ------------------------------------------------------------------ */
 enum sp_solve_what { SP_SOLVE_NONE, SP_SOLVE_SEQ, SP_SOLVE_BATCH };
+extern const struct sp_word sp_solve_words[]; /* --solve's: "seq", "batch" */
 /* The largest packing length (a multiple of 64, up to 2^24) or micro-batch
  * (up to 65536) whose plan, the rest of o as given, the verdict calls "fits"
  * (headroom kept) against budget (per node with o->nodes): a binary search

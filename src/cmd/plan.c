@@ -40,24 +40,6 @@ static const struct sp_cmdspec spec = {
 
 /* ---- parse ------------------------------------------------------------------------- */
 
-/* a word mapped to an enum value by its parser (case and aliases as the parser
- * takes them: bfloat16, adamw_torch ...) */
-struct word {
-	int v;
-	int (*parse)(const char *s);
-	const char *bad; /* the phrase after "--name: 'value' " */
-};
-
-static const char *opt_word(void *target, const char *s)
-{
-	struct word *w = target;
-	int v = w->parse(s);
-	if (v < 0)
-		return w->bad;
-	w->v = v;
-	return NULL;
-}
-
 static const char *opt_targets(void *target, const char *s)
 {
 	int v = sp_lora_targets_parse(s);
@@ -107,25 +89,16 @@ static const char *opt_gbps(void *target, const char *s)
 	return NULL;
 }
 
-static const char *const attn_words[] = { "sdpa", "eager", "flash", "math", NULL };
-static const char *const solve_words[] = { "seq", "batch", NULL };
-static const char *const uma_words[] = { "yes", "no", "auto", NULL };
+/* --uma's words: a tristate of plan's own (1 yes, 0 no, -1 auto) */
+static const struct sp_word uma_words[] = {
+	{ "yes", 1, 0, NULL }, { "no", 0, 0, NULL }, { "auto", -1, 0, NULL }, { NULL, 0, 0, NULL },
+};
 
 /* The options into a; returns the first operand's index, or -1 after --help. */
 static int parse_options(int argc, char **argv, struct plan_args *a)
 {
 	struct sp_plan_opts *p = &a->p;
-	struct word method = { p->method, sp_method_parse, "is not full, lora, qlora or infer" };
-	struct word dtype = { p->dtype, sp_cdtype_parse, "is not bf16, fp16 or fp32" };
-	struct word quant = { -1, sp_quant_parse, "is not none, int8, nf4 or fp4" };
-	struct word optim = { p->optim, sp_optim_parse, "is not adamw, adamw8bit, paged_adamw8bit, sgd or adafactor" };
-	struct word fw = { p->framework, sp_framework_parse, "is not hf, unsloth or torchtune" };
-	struct word strat = { -1, sp_strategy_parse, "is not ddp, fsdp (training), tp or pp (serving)" };
-	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
-	struct word kvc = { p->kv_cache, sp_kv_cache_parse, "is not static, dynamic or legacy" };
-	struct word meas = { p->measure, sp_measure_parse, "is not allocated, reserved or process" };
-	int solve = -1;
-	int attn = p->attn == SP_ATTN_EAGER ? 1 : p->attn == SP_ATTN_MATH ? 3 : 0, uma = 2, ckpt = p->grad_ckpt;
+	int quant = -1, ckpt = p->grad_ckpt; /* quant: enum sp_quant, -1 not given */
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("model (one of):"),
 		SP_OPT_TEXT("MODEL", "a Hugging Face folder, a config.json, a .gguf file or a catalog name"),
@@ -134,11 +107,11 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 				"a bare parameter count (70e9, 8B): a Llama-like shape is assumed"),
 		SP_OPT_FLAG(0, "list-models", &a->list, "list the built-in catalog and exit"),
 		SP_OPT_GROUP("job:"),
-		SP_OPT_CALLBACK("method", &method, "M", opt_word, "full | lora | qlora | infer (default lora)"),
-		SP_OPT_CALLBACK("dtype", &dtype, "D", opt_word,
+		SP_OPT_ENUM("method", &p->method, "M", sp_method_words, "full | lora | qlora | infer (default lora)"),
+		SP_OPT_ENUM("dtype", &p->dtype, "D", sp_cdtype_words,
 				"bf16 | fp16 | fp32: compute and unquantized weights (default bf16)"),
-		SP_OPT_CALLBACK("quant", &quant, "Q", opt_word, "none | int8 | nf4 | fp4: base weights (qlora implies nf4)"),
-		SP_OPT_CALLBACK("optim", &optim, "O", opt_word,
+		SP_OPT_ENUM("quant", &quant, "Q", sp_quant_words, "none | int8 | nf4 | fp4: base weights (qlora implies nf4)"),
+		SP_OPT_ENUM("optim", &p->optim, "O", sp_optim_words,
 				"adamw | adamw8bit | paged_adamw8bit | sgd | adafactor (default adamw)"),
 		SP_OPT_INT("batch", &p->batch, "N", 1, 1 << 16, "micro-batch (default 1)"),
 		SP_OPT_INT("seq", &p->seq, "N", 1, 1 << 24,
@@ -148,13 +121,13 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_INT("lora-rank", &p->lora_rank, "R", 1, 1 << 16, "LoRA rank (default 16)"),
 		SP_OPT_CALLBACK("lora-targets", &p->lora_targets, "L", opt_targets,
 				"modules, e.g. q,v or q,k,v,o,gate,up,down (default: all linear)"),
-		SP_OPT_CALLBACK("framework", &fw, "F", opt_word,
+		SP_OPT_ENUM("framework", &p->framework, "F", sp_framework_words,
 				"hf | unsloth | torchtune: what the stack keeps in memory (default hf)"),
-		SP_OPT_ENUM("attn", &attn, "A", attn_words,
+		SP_OPT_ENUM("attn", &p->attn, "A", sp_attn_words,
 			    "sdpa (flash, the default) | eager (stores the attention scores) |\n"
 			    "math (SDPA's unfused fallback: keeps the softmax output)"),
 		SP_OPT_FLAG(0, "master-weights", &p->master_weights, "keep an fp32 master copy of 16-bit trainable weights"),
-		SP_OPT_CALLBACK("loss", &loss, "L", opt_word,
+		SP_OPT_ENUM("loss", &p->loss, "L", sp_loss_words,
 				"fp32 | bf16 | chunked: the loss buffers (default: the framework's)"),
 		SP_OPT_FLAG(0, "offload-activations", &p->offload_activations,
 			    "checkpoints (or every saved activation) to host memory: the same pool on UMA"),
@@ -166,20 +139,20 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 			    "a 4/8-bit base quantizes the output projection too (LitGPT: every nn.Linear)"),
 		SP_OPT_INT("prompt", &p->prompt, "N", 1, 1 << 24,
 			   "infer: the prompt's tokens, prefilled at once (default: the whole --seq)"),
-		SP_OPT_CALLBACK("kv-cache", &kvc, "K", opt_word,
+		SP_OPT_ENUM("kv-cache", &p->kv_cache, "K", sp_kv_cache_words,
 				"infer: static | dynamic | legacy: generate's cache (default dynamic,\n"
 				"transformers >= 4.36; legacy: the tuple cache, old and new alive together)"),
-		SP_OPT_CALLBACK("measure", &meas, "C", opt_word,
+		SP_OPT_ENUM("measure", &p->measure, "C", sp_measure_words,
 				"allocated | reserved | process: the counter measure_bytes estimates\n"
 				"(default process: what the pool sees, CUDA context included)"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
-		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
+		SP_OPT_ENUM("strategy", &a->strategy, "S", sp_strategy_words,
 				"ddp | fsdp (training, default fsdp) | tp | pp (serving, default tp)"),
 		SP_OPT_CALLBACK("link-gbps", &a->link_gbps, "G", opt_gbps,
 				"the link between nodes in Gb/s (default 200: one ConnectX-7 port)"),
 		SP_OPT_GROUP("to the limit:"),
-		SP_OPT_ENUM("solve", &solve, "W", solve_words,
+		SP_OPT_ENUM("solve", &a->solve, "W", sp_solve_words,
 			    "seq | batch: the largest packing (a multiple of 64) or micro-batch that fits"),
 		SP_OPT_GROUP("budget:"),
 		SP_OPT_SIZE_POS("budget", &a->budget, "SIZE", "plan against SIZE instead of the live budget"),
@@ -187,32 +160,19 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_CALLBACK("cohost", &a->co, "SPEC", opt_cohost,
 				"a server sharing the box: vllm:0.5 (gpu_memory_utilization),\n"
 				"ollama:SIZE or ollama:FILE.gguf; repeatable"),
-		SP_OPT_ENUM("uma", &uma, "W", uma_words, "yes | no | auto: one pool for CPU and GPU (default auto: from the GPU)"),
+		SP_OPT_ENUM("uma", &a->uma, "W", uma_words, "yes | no | auto: one pool for CPU and GPU (default auto: from the GPU)"),
 		SP_OPT_GROUP("output:"),
 		SP_OPT_FLAG(0, "json", &a->json,
 			    "one JSON object (terms, peak_bytes, load_peak_bytes, verdict, advice ...)"),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, opts, argc, argv);
-	p->method = (enum sp_method)method.v;
-	p->dtype = (enum sp_cdtype)dtype.v;
-	a->quant_given = quant.v >= 0;
+	/* quant is written through the table (cppcheck cannot see it) */
+	// cppcheck-suppress knownConditionTrueFalse
+	a->quant_given = quant >= 0;
 	if (a->quant_given)
-		p->quant = (enum sp_quant)quant.v;
-	p->optim = (enum sp_optim)optim.v;
-	p->framework = (enum sp_framework)fw.v;
-	p->loss = (enum sp_loss)loss.v;
-	p->kv_cache = (enum sp_kv_cache)kvc.v;
-	p->measure = (enum sp_measure)meas.v;
-	a->strategy = strat.v;
-	/* solve is written through the table (cppcheck cannot see it) */
-	// cppcheck-suppress knownConditionTrueFalse
-	a->solve = solve == 0 ? SP_SOLVE_SEQ : solve == 1 ? SP_SOLVE_BATCH : SP_SOLVE_NONE;
-	p->attn = attn == 1 ? SP_ATTN_EAGER : attn == 3 ? SP_ATTN_MATH : SP_ATTN_SDPA;
+		p->quant = (enum sp_quant)quant;
 	p->grad_ckpt = ckpt != 0;
-	/* uma is written through the table (cppcheck cannot see it) */
-	// cppcheck-suppress knownConditionTrueFalse
-	a->uma = uma == 0 ? 1 : uma == 1 ? 0 : -1;
 	return i;
 }
 
@@ -443,7 +403,7 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 	pl->link_gbps = a->link_gbps > 0 ? a->link_gbps : 200;
 	if (pl->j.have_advice && strcmp(pl->j.advice.rung, "model") == 0)
 		find_smaller(pl);
-	pl->solve = (enum sp_solve_what)a->solve;
+	pl->solve = a->solve;
 	if (pl->solve != SP_SOLVE_NONE)
 		solve_limits(pl);
 	return 0;
@@ -555,8 +515,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "quant", json_string(sp_quant_name(p->quant)));
 	json_object_set_new(o, "optim", json_string(sp_optim_name(p->optim)));
 	json_object_set_new(o, "framework", json_string(sp_framework_name(p->framework)));
-	json_object_set_new(o, "attn",
-			    json_string(p->attn == SP_ATTN_EAGER ? "eager" : p->attn == SP_ATTN_MATH ? "math" : "sdpa"));
+	json_object_set_new(o, "attn", json_string(sp_attn_name(p->attn)));
 	json_object_set_new(o, "batch", json_integer(p->batch));
 	json_object_set_new(o, "seq", json_integer(p->seq));
 	json_object_set_new(o, "grad_ckpt", json_boolean(p->grad_ckpt));
@@ -706,7 +665,7 @@ static json_t *json_solve(const struct plan *pl)
 		return json_null();
 	json_t *o = json_object();
 	bool seq = pl->solve == SP_SOLVE_SEQ;
-	json_object_set_new(o, "what", json_string(seq ? "seq" : "batch"));
+	json_object_set_new(o, "what", json_string(sp_word_name(sp_solve_words, (int)pl->solve)));
 	json_object_set_new(o, seq ? "max_seq" : "max_batch", pl->solved ? json_integer(pl->solved) : json_null());
 	json_object_set_new(o, "need_bytes", pl->solved ? jbytes(pl->solved_need) : json_null());
 	json_object_set_new(o, "verdict", pl->solved ? json_string("fits") : json_null());
@@ -1056,6 +1015,7 @@ void sp_plan_args_init(struct plan_args *a)
 	sp_plan_opts_init(&a->p);
 	sp_read_opts_init(&a->ro);
 	a->uma = -1;
+	a->strategy = -1;
 }
 
 int sp_plan_args_parse(int argc, char **argv, struct plan_args *a)

@@ -32,9 +32,9 @@ struct plan_args {
 	double params;   /* --params (0: not given) */
 	const char *config, *model;
 	struct cohosts co;
-	int strategy;      /* --strategy (-1: the default for the method) */
+	int strategy;      /* --strategy: enum sp_strategy (-1: the default for the method) */
 	double link_gbps;  /* --link-gbps */
-	int solve;         /* --solve: enum sp_solve_what */
+	enum sp_solve_what solve; /* --solve */
 };
 
 /* a set to its defaults (what cmd_plan starts from) */
