@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The verdict, the published anchors (plan.h) and the cheapest change that fits,
+/* The verdict, the published anchors (fit.h) and the cheapest change that fits,
  * searched in the OOM ladder's order (never the batch size first). */
-#include "account/plan.h"
+#include "account/fit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -398,17 +398,7 @@ static int try_method(const struct sp_model_shape *m, const struct sp_plan_opts 
 			  a);
 }
 
-/* ---- the budget and the whole judgement ---------------------------------------------- */
-
-void sp_budget_less_cohosts(struct sp_plan_budget *b, const struct sp_cohost *c, int n)
-{
-	b->cohost_bytes = 0;
-	for (int i = 0; i < n; i++)
-		b->cohost_bytes += sp_cohost_bytes(&c[i], b->pool_total);
-	b->bytes = b->cohost_bytes >= b->raw_bytes ? 0 : b->raw_bytes - b->cohost_bytes;
-	if (b->after_flush)
-		b->after_flush = b->cohost_bytes >= b->after_flush ? 0 : b->after_flush - b->cohost_bytes;
-}
+/* ---- the whole judgement ---------------------------------------------- */
 
 uint64_t sp_model_state_bytes(const struct sp_footprint *f)
 {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* ladder --plan (ladderplan.h): the next rung's change through the planner. */
 #include "account/footprint.h"
-#include "account/plan.h"
+#include "account/budget.h"
+#include "account/fit.h"
+#include "account/planmodel.h"
 #include "cmd/cli.h"
 #include "cmd/ladderplan.h"
 #include "cmd/planargs.h"
@@ -172,37 +174,36 @@ static void plan_rung4(struct sp_ladder_plan *lp, const struct sp_model_shape *m
 /* Plan the next rung's change; 0, or an exit status after saying why. */
 int sp_ladder_plan_run(struct sp_ladder_plan *lp, const struct sp_sample *s, int rung)
 {
-	const struct plan_args *a = &plan_a;
+	struct plan_args *a = &plan_a;
 	lp->line = plan_line_text;
-	struct sp_model_shape *m = sp_plan_load_model(a);
-	if (!m)
+	char err[600];
+	struct sp_model_shape *m = sp_plan_load_model(a->model, a->config, a->params, err, sizeof err);
+	if (!m) {
+		sp_error("%s", err);
 		return SP_EXIT_USAGE;
+	}
 	snprintf(lp->model, sizeof lp->model, "%s", m->name);
 	snprintf(lp->model_arg, sizeof lp->model_arg, "%s", a->model ? a->model : m->name);
-	struct sp_plan_budget b = { 0 };
-	if (a->budget) {
-		b.bytes = a->budget, b.pool_total = a->budget;
-		lp->budget_source = "--budget";
-	} else {
-		if (!sp_ok(s->budget.now.why)) {
-			free(m);
-			sp_error("--plan: cannot read the memory budget (%s): add --budget SIZE to the plan",
-				 sp_why_text(s->budget.now.why));
-			return SP_EXIT_USAGE;
-		}
-		b.bytes = s->budget.now.v;
-		b.after_flush = sp_ok(s->budget.after_flush.why) ? s->budget.after_flush.v : 0;
-		b.pool_total = s->mem.why == SP_OK ? s->mem.v[SP_MI_TOTAL] : b.bytes;
-		lp->budget_source = "live";
+	/* plan's own budget: --budget or the live one, less every --cohost */
+	struct sp_plan_budget b;
+	enum sp_budget_fail f = sp_plan_budget_make(&b, s, a->budget, a->uma, a->co.c, a->co.n, err, sizeof err);
+	if (f != SP_BUDGET_OK) {
+		free(m);
+		if (f == SP_BUDGET_UNREAD)
+			sp_error("--plan: cannot read the memory budget (%s): add --budget SIZE to the plan", err);
+		else if (f == SP_BUDGET_GPU_UNREAD)
+			sp_error("--plan: --uma no: the GPU's memory cannot be read (%s); add --budget SIZE to the plan", err);
+		else
+			sp_error("--plan: %s", err);
+		return SP_EXIT_USAGE;
 	}
-	b.raw_bytes = b.bytes;
-	sp_budget_less_cohosts(&b, a->co.c, a->co.n);
+	lp->budget_source = b.source;
 	lp->budget = b.bytes;
 	lp->budget_flush = b.after_flush;
 	lp->rung = rung;
 	lp->chosen = -1;
 	struct sp_plan_opts p = a->p;
-	p.uma = true; /* the ladder is for the Spark's one pool */
+	p.uma = b.uma;
 	plan_one(m, &p, lp->budget, &lp->given);
 	struct sp_plan_opts o = p;
 	struct sp_ladder_plan_step *st;
@@ -374,9 +375,12 @@ int sp_ladder_model_check(const char *log_model, bool serving, struct sp_ladder_
 	struct sp_model_shape *m = NULL;
 	struct sp_plan_opts o;
 	if (plan_line_text) {
-		m = sp_plan_load_model(&plan_a);
-		if (!m)
+		char err[600];
+		m = sp_plan_load_model(plan_a.model, plan_a.config, plan_a.params, err, sizeof err);
+		if (!m) {
+			sp_error("%s", err);
 			return -1;
+		}
 		o = plan_a.p;
 		mc->how = "--plan";
 	} else {

@@ -6,7 +6,9 @@
 #include <strings.h>
 
 #include "account/footprint.h"
-#include "account/plan.h"
+#include "account/budget.h"
+#include "account/fit.h"
+#include "account/planmodel.h"
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
 #include "cmd/planargs.h"
@@ -218,34 +220,6 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 		p->strategy = SP_STRAT_NONE;
 }
 
-/* The model's shape (allocated), or NULL after saying why. */
-struct sp_model_shape *sp_plan_load_model(const struct plan_args *a)
-{
-	char err[600];
-	struct sp_model_shape *m = calloc(1, sizeof *m);
-	if (!m)
-		sp_die(SP_EXIT_IO, "out of memory");
-	int r = 0;
-	if (a->params > 0)
-		sp_model_from_params(a->params, m);
-	else if (a->config)
-		r = sp_model_load_config(a->config, m, err, sizeof err);
-	else
-		r = sp_model_load(a->model, m, err, sizeof err);
-	if (r < 0) {
-		sp_error("%s", err);
-		free(m);
-		return NULL;
-	}
-	if (sp_shape_complete(m) < 0 || !(m->params > 0)) {
-		sp_error("'%s': the model's shape is incomplete (layers, hidden size or vocabulary missing)",
-			 m->path[0] ? m->path : m->name);
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
 /* What the user typed that the plan does not take as typed, said on stderr:
  * a catalog alias that names another release, a --quant the stored weights
  * override. */
@@ -262,9 +236,10 @@ static void say_slips(const struct plan_args *a, const struct sp_model_shape *m)
 
 /* ---- compute ------------------------------------------------------------------------ */
 
-/* The budget before the co-hosted servers: the live one (the same reading as
- * status) or --budget; exits 2 when the pool cannot be read. */
-static void read_budget(struct sp_plan_budget *b, const struct plan_args *a)
+/* The budget: --budget or the live reading (the same as status's), less
+ * the co-hosted servers (account/budget.h); 0, or an exit status after
+ * saying why. */
+static int make_budget(struct sp_plan_budget *b, struct plan_args *a)
 {
 	struct sp_sample *s = calloc(1, sizeof *s);
 	if (!s)
@@ -272,59 +247,21 @@ static void read_budget(struct sp_plan_budget *b, const struct plan_args *a)
 	struct sp_read_opts r = a->ro;
 	r.what = SP_READ_MEM | SP_READ_CGROUP | SP_READ_GPU;
 	sp_sample_read(s, &r);
-	bool detected_uma = s->ngpu == 0 || sp_sample_is_uma(s);
-	b->uma = a->uma >= 0 ? a->uma : detected_uma;
-	b->uma_source = a->uma >= 0 ? "--uma" : s->ngpu == 0 ? "no GPU found: system memory" : "detected from the GPU";
-	uint64_t mem_total = s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_TOTAL) ? s->mem.v[SP_MI_TOTAL] : 0;
-	if (a->budget) {
-		b->bytes = a->budget;
-		b->source = "--budget";
-		b->pool_total = a->budget; /* vllm:FRACTION is a share of what was given */
-		b->host_bytes = sp_ok(s->budget.now.why) ? s->budget.now.v : 0;
-	} else {
-		b->source = "live";
-		if (!sp_ok(s->budget.now.why)) {
-			free(s);
-			sp_die(SP_EXIT_USAGE, "cannot read the memory budget: '%s/meminfo' is unreadable (use --budget SIZE)",
-			       sp_procfs());
-		}
-		if (b->uma) {
-			struct sp_pool pm; /* the pool model's budget: status's, the guard's, the ladder's */
-			sp_pool_from_sample(&pm, s);
-			b->bytes = pm.budget_now.v;
-			b->after_flush = sp_ok(pm.budget_after_flush.why) ? pm.budget_after_flush.v : 0;
-			b->pool_total = mem_total;
-		} else {
-			const struct sp_gpu *g = s->ngpu > 0 ? &s->gpus[0] : NULL;
-			if (!g || !sp_ok(g->mem_free.why)) {
-				const char *why = g ? sp_why_text(g->mem_free.why) : sp_why_text(s->gpu_status);
-				free(s);
-				sp_die(SP_EXIT_USAGE, "--uma no: the GPU's memory cannot be read (%s); use --budget SIZE", why);
-			}
-			b->bytes = g->mem_free.v;
-			b->pool_total = sp_ok(g->mem_total.why) ? g->mem_total.v : g->mem_free.v;
-			b->host_bytes = s->budget.now.v;
-		}
-	}
-	b->raw_bytes = b->bytes;
+	char why[600];
+	enum sp_budget_fail f = sp_plan_budget_make(b, s, a->budget, a->uma, a->co.c, a->co.n, why, sizeof why);
 	free(s);
-}
-
-/* ollama:FILE.gguf keeps the file's size; 0, or -1 after naming the file. */
-static int size_cohost_files(struct cohosts *co)
-{
-	for (int i = 0; i < co->n; i++) {
-		struct sp_cohost *h = &co->c[i];
-		struct stat st;
-		if (h->kind != SP_COHOST_OLLAMA_FILE)
-			continue;
-		if (stat(h->path, &st) < 0) {
-			sp_error("--cohost: '%s': %s", h->path, strerror(errno));
-			return -1;
-		}
-		h->bytes = (uint64_t)st.st_size;
+	switch (f) {
+	case SP_BUDGET_OK:
+		return 0;
+	case SP_BUDGET_UNREAD:
+		sp_die(SP_EXIT_USAGE, "cannot read the memory budget: '%s/meminfo' is unreadable (use --budget SIZE)",
+		       sp_procfs());
+	case SP_BUDGET_GPU_UNREAD:
+		sp_die(SP_EXIT_USAGE, "--uma no: the GPU's memory cannot be read (%s); use --budget SIZE", why);
+	default:
+		sp_error("%s", why);
+		return SP_EXIT_USAGE;
 	}
-	return 0;
 }
 
 /* everything the output shows */
@@ -348,35 +285,6 @@ struct plan {
 	uint64_t solve_next_need;
 };
 
-int sp_plan_smaller_model(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, char *name,
-			  size_t nname, uint64_t *need)
-{
-	struct sp_catalog_entry *e = NULL;
-	size_t n = 0, k = 0;
-	char err[512];
-	if (sp_catalog_list(&e, &n, err, sizeof err) < 0 || n == 0) {
-		free(e);
-		return -1;
-	}
-	struct sp_model_shape *c = calloc(n, sizeof *c);
-	if (!c) {
-		free(e);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(e[i].arch, m->arch) != 0 || !(e[i].params < m->params))
-			continue;
-		if (sp_catalog_find(e[i].name, &c[k], err, sizeof err) == 0 && sp_shape_complete(&c[k]) == 0)
-			k++;
-	}
-	int best = sp_fit_smaller(m, c, k, o, budget, need);
-	if (best >= 0)
-		snprintf(name, nname, "%s", c[best].name);
-	free(c);
-	free(e);
-	return best >= 0 ? 0 : -1;
-}
-
 /* Rung 4's smaller model: the catalog's models of m's arch smaller than m,
  * the largest that fits one node (sp_fit_smaller). */
 static void find_smaller(struct plan *pl)
@@ -392,12 +300,11 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 	memset(pl, 0, sizeof *pl);
 	pl->m = m;
 	pl->co = &a->co;
-	read_budget(&pl->b, a);
+	int rc = make_budget(&pl->b, a);
+	if (rc)
+		return rc;
 	pl->p = a->p;
 	pl->p.uma = pl->b.uma;
-	if (size_cohost_files(&a->co) < 0)
-		return SP_EXIT_USAGE;
-	sp_budget_less_cohosts(&pl->b, a->co.c, a->co.n);
 	sp_footprint_compute(m, &pl->p, &pl->f);
 	sp_plan_judge(m, &pl->p, &pl->f, &pl->b, &pl->j);
 	pl->link_gbps = a->link_gbps > 0 ? a->link_gbps : 200;
@@ -1038,9 +945,12 @@ int cmd_plan(int argc, char **argv)
 		return list_models(a.json);
 	check_args(i, argc, argv, &a);
 
-	struct sp_model_shape *m = sp_plan_load_model(&a);
-	if (!m)
+	char err[600];
+	struct sp_model_shape *m = sp_plan_load_model(a.model, a.config, a.params, err, sizeof err);
+	if (!m) {
+		sp_error("%s", err);
 		return SP_EXIT_USAGE;
+	}
 	say_slips(&a, m);
 	struct plan pl;
 	int rc = compute(&a, m, &pl);

@@ -1,42 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Planning around the footprint: co-hosted servers, the verdict, the
- * nearest anchor and the cheapest change that fits. Pure: no I/O. */
-#ifndef SP_PLAN_H
-#define SP_PLAN_H
+/* The verdict of a plan against its budget, the nearest anchor, the
+ * cheapest change that fits, more Sparks, a smaller model and --solve
+ * (fit.c). Pure: no I/O. */
+#ifndef SP_FIT_H
+#define SP_FIT_H
+#include "account/budget.h"
 #include "account/footprint.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- --cohost SPEC ---------------------------------------------------------- */
-enum sp_cohost_kind { SP_COHOST_VLLM, SP_COHOST_OLLAMA_SIZE, SP_COHOST_OLLAMA_FILE };
-struct sp_cohost {
-	enum sp_cohost_kind kind;
-	double frac;       /* vllm: gpu_memory_utilization, (0, 1] */
-	uint64_t bytes;    /* ollama: SIZE, or the gguf's size once stat'ed */
-	char path[512];    /* ollama: FILE.gguf */
-};
-/* "vllm:0.5", "ollama:12GiB", "ollama:/models/x.gguf" from a buffer (not
- * NUL-terminated). Returns 0, or -1 with a one-line reason in err. */
-int sp_cohost_parse(const char *buf, size_t len, struct sp_cohost *c, char *err, size_t errlen);
-/* bytes the server keeps out of a pool of pool_total bytes */
-uint64_t sp_cohost_bytes(const struct sp_cohost *c, uint64_t pool_total);
-
-/* ---- the budget a plan is judged against ---------------------------------------- */
-struct sp_plan_budget {
-	uint64_t bytes;          /* what the job can count on (device side on discrete) */
-	uint64_t raw_bytes;      /* before the co-hosted servers */
-	uint64_t after_flush;    /* live: plus what a cache flush returns (0: unknown) */
-	uint64_t host_bytes;     /* discrete: system memory for the host side (0: unknown) */
-	uint64_t pool_total;     /* what vllm:FRACTION is a share of */
-	uint64_t cohost_bytes;   /* what the co-hosted servers keep */
-	const char *source;      /* "live", "--budget" */
-	bool uma;                /* one pool for CPU and GPU */
-	const char *uma_source;  /* "--uma", "detected from the GPU", "no GPU found: system memory" */
-};
-/* Take n co-hosted servers (ollama files already sized) out of b: sets
- * cohost_bytes, and bytes and after_flush less it (never below 0). */
-void sp_budget_less_cohosts(struct sp_plan_budget *b, const struct sp_cohost *c, int n);
 
 /* ---- the verdict ------------------------------------------------------------ */
 enum sp_verdict { SP_FITS, SP_TIGHT, SP_NO };
