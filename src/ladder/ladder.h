@@ -160,7 +160,7 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 bool sp_ladder_weights_exceed(const struct sp_job_facts *f);
 /* Rung 1 compacts as well as flushes: the log shows a contiguous allocation
  * failing, or the machine has under SP_CONTIG_LOW free in 2 MiB blocks. */
-#define SP_CONTIG_LOW (1ULL << 30)
+#define SP_CONTIG_LOW SP_POOL_LOW_CONTIG /* one constant, beside the pool model */
 bool sp_ladder_compact(const struct sp_job_facts *f);
 /* The fragmentation advice for the log's figures, "" when it does not apply. */
 void sp_ladder_fragmentation(const struct sp_job_facts *f, char *buf, size_t n);
