@@ -83,6 +83,20 @@ extern const struct sp_word sp_solve_words[]; /* --solve's: "seq", "batch" */
  * need), or 0 when not even 64 tokens / a batch of 1 fits. */
 int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, enum sp_solve_what what,
 	     uint64_t *need);
+/* --solve as the plan's verdict says it: sp_solve's search, then walked
+ * (bounded) until its answer is what sp_plan_judge's verdict calls fits
+ * against b (the per-node need; no when a discrete host side is short),
+ * and the step past it with its verdict (tight or no). 0, or -1 out of
+ * memory. */
+struct sp_solve_answer {
+	int value;                     /* the largest --seq / --batch that fits; 0: none */
+	uint64_t need;                 /* its need */
+	int next;                      /* one step past it (the smallest value when none fits) */
+	enum sp_verdict next_verdict;  /* tight or no */
+	uint64_t next_need;
+};
+int sp_solve_judged(const struct sp_model_shape *m, const struct sp_plan_opts *o, const struct sp_plan_budget *b,
+		    enum sp_solve_what what, struct sp_solve_answer *r);
 
 /* ---- the whole judgement of one plan ----------------------------------------------- */
 struct sp_judgement {

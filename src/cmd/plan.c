@@ -278,11 +278,7 @@ struct plan {
 	uint64_t smaller_need;
 	/* --solve */
 	enum sp_solve_what solve;
-	int solved;
-	uint64_t solved_need;
-	int solve_next;                  /* one step past the answer (the smallest value when none fits) */
-	enum sp_verdict solve_next_verdict; /* its verdict: tight or no */
-	uint64_t solve_next_need;
+	struct sp_solve_answer sv;
 };
 
 /* Rung 4's smaller model: the catalog's models of m's arch smaller than m,
@@ -293,8 +289,6 @@ static void find_smaller(struct plan *pl)
 }
 
 /* The budget, the footprint and the judgement; 0, or an exit status. */
-static void solve_limits(struct plan *pl);
-
 static int compute(struct plan_args *a, const struct sp_model_shape *m, struct plan *pl)
 {
 	memset(pl, 0, sizeof *pl);
@@ -311,53 +305,9 @@ static int compute(struct plan_args *a, const struct sp_model_shape *m, struct p
 	if (pl->j.have_advice && strcmp(pl->j.advice.rung, "model") == 0)
 		find_smaller(pl);
 	pl->solve = a->solve;
-	if (pl->solve != SP_SOLVE_NONE)
-		solve_limits(pl);
+	if (sp_solve_judged(m, &pl->p, &pl->b, pl->solve, &pl->sv) < 0)
+		sp_die(SP_EXIT_IO, "out of memory");
 	return 0;
-}
-
-/* ---- --solve ------------------------------------------------------------------------------ */
-
-/* the verdict of the plan with --seq or --batch set to v, judged as the plan
- * itself is (sp_plan_judge's verdict: the per-node need against the budget,
- * and no when a discrete host side is short), without its advice search */
-static enum sp_verdict verdict_at(const struct plan *pl, int v, uint64_t *need)
-{
-	static struct sp_footprint f;
-	struct sp_plan_opts o = pl->p;
-	if (pl->solve == SP_SOLVE_SEQ)
-		o.seq = v;
-	else
-		o.batch = v;
-	sp_footprint_compute(pl->m, &o, &f);
-	*need = sp_node_need(&f);
-	if (!pl->b.uma && pl->b.host_bytes && f.host_bytes > pl->b.host_bytes)
-		return SP_NO;
-	return sp_judge(*need, pl->b.bytes);
-}
-
-/* --solve: the largest value whose verdict is "fits" (the search, then
- * checked with the verdict's own judgement), and the step past it, whose
- * verdict (tight or no) is stated */
-static void solve_limits(struct plan *pl)
-{
-	const int step = pl->solve == SP_SOLVE_SEQ ? 64 : 1;
-	uint64_t need;
-	pl->solved = sp_solve(pl->m, &pl->p, pl->b.bytes, pl->solve, &pl->solved_need);
-	/* the answer must be what the verdict calls fits: step down, then up, a bounded walk */
-	for (int i = 0; i < 64 && pl->solved > 0 && verdict_at(pl, pl->solved, &need) != SP_FITS; i++)
-		pl->solved = pl->solved > step ? pl->solved - step : 0;
-	for (int i = 0; i < 64 && verdict_at(pl, pl->solved + step, &need) == SP_FITS; i++)
-		pl->solved += step;
-	if (pl->solved)
-		verdict_at(pl, pl->solved, &pl->solved_need);
-	pl->solve_next = pl->solved + step;
-	pl->solve_next_verdict = verdict_at(pl, pl->solve_next, &pl->solve_next_need);
-}
-
-static const char *verdict_word(enum sp_verdict v)
-{
-	return v == SP_FITS ? "fits" : v == SP_TIGHT ? "tight" : "no";
 }
 
 /* ---- render: JSON ----------------------------------------------------------------------- */
@@ -573,13 +523,13 @@ static json_t *json_solve(const struct plan *pl)
 	json_t *o = json_object();
 	bool seq = pl->solve == SP_SOLVE_SEQ;
 	json_object_set_new(o, "what", json_string(sp_word_name(sp_solve_words, (int)pl->solve)));
-	json_object_set_new(o, seq ? "max_seq" : "max_batch", pl->solved ? json_integer(pl->solved) : json_null());
-	json_object_set_new(o, "need_bytes", pl->solved ? jbytes(pl->solved_need) : json_null());
-	json_object_set_new(o, "verdict", pl->solved ? json_string("fits") : json_null());
+	json_object_set_new(o, seq ? "max_seq" : "max_batch", pl->sv.value ? json_integer(pl->sv.value) : json_null());
+	json_object_set_new(o, "need_bytes", pl->sv.value ? jbytes(pl->sv.need) : json_null());
+	json_object_set_new(o, "verdict", pl->sv.value ? json_string("fits") : json_null());
 	/* one step past the answer (the smallest value when none fits), and its verdict */
-	json_object_set_new(o, "next", json_integer(pl->solve_next));
-	json_object_set_new(o, "next_verdict", json_string(verdict_word(pl->solve_next_verdict)));
-	json_object_set_new(o, "next_need_bytes", jbytes(pl->solve_next_need));
+	json_object_set_new(o, "next", json_integer(pl->sv.next));
+	json_object_set_new(o, "next_verdict", json_string(sp_verdict_name(pl->sv.next_verdict)));
+	json_object_set_new(o, "next_need_bytes", jbytes(pl->sv.next_need));
 	return o;
 }
 
@@ -855,14 +805,14 @@ static void print_verdict(const struct plan *pl, const struct style *st)
 	if (pl->solve != SP_SOLVE_NONE) {
 		const char *w = pl->solve == SP_SOLVE_SEQ ? "packing length (--seq)" : "micro-batch (--batch)";
 		const char *flag = pl->solve == SP_SOLVE_SEQ ? "--seq" : "--batch";
-		if (pl->solved)
+		if (pl->sv.value)
 			printf("solve: the largest %s whose verdict is fits: %d  -> needs %s; one step up, %s %d: %s "
-			       "(needs %s)\n", w, pl->solved, sp_fmt_gib(g1, sizeof g1, (double)pl->solved_need), flag,
-			       pl->solve_next, verdict_word(pl->solve_next_verdict),
-			       sp_fmt_gib(g2, sizeof g2, (double)pl->solve_next_need));
+			       "(needs %s)\n", w, pl->sv.value, sp_fmt_gib(g1, sizeof g1, (double)pl->sv.need), flag,
+			       pl->sv.next, sp_verdict_name(pl->sv.next_verdict),
+			       sp_fmt_gib(g2, sizeof g2, (double)pl->sv.next_need));
 		else
-			printf("solve: no %s fits, not even the smallest (%s %d: %s, needs %s)\n", w, flag, pl->solve_next,
-			       verdict_word(pl->solve_next_verdict), sp_fmt_gib(g2, sizeof g2, (double)pl->solve_next_need));
+			printf("solve: no %s fits, not even the smallest (%s %d: %s, needs %s)\n", w, flag, pl->sv.next,
+			       sp_verdict_name(pl->sv.next_verdict), sp_fmt_gib(g2, sizeof g2, (double)pl->sv.next_need));
 	}
 	if (pl->m->assumed[0])
 		printf("warning: %s\n", pl->m->assumed);
