@@ -902,7 +902,7 @@ static int decide_and_plan(const struct opts *o, const struct sp_ladder_in *in, 
 	if (!o->plan) {
 		/* rung 4 names the catalog's next size down of the log's model */
 		if (d->next != 4 || !in->log ||
-		    sp_ladder_next_size_down(in->log->model, pf.next_down, sizeof pf.next_down, pf.next_down_hf,
+		    sp_rung_next_size_down(in->log->model, pf.next_down, sizeof pf.next_down, pf.next_down_hf,
 					     sizeof pf.next_down_hf) < 0)
 			return 0;
 		sp_ladder_decide_planned(in, &pf, d);
