@@ -2,7 +2,7 @@
 /* libFuzzer harness: --cohost SPEC parsing (sp_cohost_parse takes a buffer
  * that need not be NUL-terminated: an exact-size copy lets ASan see any read
  * past it). */
-#include "account/plan.h"
+#include "account/budget.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

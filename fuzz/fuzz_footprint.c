@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "account/footprint.h"
-#include "account/plan.h"
+#include "account/fit.h"
 #include "model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

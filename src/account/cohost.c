@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* --cohost SPEC: an inference server sharing the box. */
-#include "account/plan.h"
+#include "account/budget.h"
 #include "util/units.h"
 
 #include <math.h>

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* The verdict, the published anchors (plan.h) and the cheapest change that fits,
+/* The verdict, the published anchors (fit.h) and the cheapest change that fits,
  * searched in the OOM ladder's order (never the batch size first). */
-#include "account/plan.h"
+#include "account/fit.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *sp_verdict_name(enum sp_verdict v)
@@ -305,6 +306,10 @@ int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *
 	return -1;
 }
 
+const struct sp_word sp_solve_words[] = {
+	{ "seq", SP_SOLVE_SEQ, 0, NULL }, { "batch", SP_SOLVE_BATCH, 0, NULL }, { NULL, 0, 0, NULL },
+};
+
 int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o0, uint64_t budget, enum sp_solve_what what,
 	     uint64_t *need)
 {
@@ -330,6 +335,50 @@ int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o0, uint
 	}
 	*need = best;
 	return lo * step;
+}
+
+/* the verdict of o with --seq or --batch set to v, judged as the plan itself
+ * is (sp_plan_judge's verdict: the per-node need against the budget, and no
+ * when a discrete host side is short), without its advice search */
+static enum sp_verdict verdict_at(const struct sp_model_shape *m, const struct sp_plan_opts *o0,
+				  const struct sp_plan_budget *b, enum sp_solve_what what, int v, struct sp_footprint *f,
+				  uint64_t *need)
+{
+	struct sp_plan_opts o = *o0;
+	if (what == SP_SOLVE_SEQ)
+		o.seq = v;
+	else
+		o.batch = v;
+	sp_footprint_compute(m, &o, f);
+	*need = sp_node_need(f);
+	if (!b->uma && b->host_bytes && f->host_bytes > b->host_bytes)
+		return SP_NO;
+	return sp_judge(*need, b->bytes);
+}
+
+int sp_solve_judged(const struct sp_model_shape *m, const struct sp_plan_opts *o, const struct sp_plan_budget *b,
+		    enum sp_solve_what what, struct sp_solve_answer *r)
+{
+	memset(r, 0, sizeof *r);
+	if (what == SP_SOLVE_NONE)
+		return 0;
+	struct sp_footprint *f = malloc(sizeof *f);
+	if (!f)
+		return -1;
+	const int step = what == SP_SOLVE_SEQ ? 64 : 1;
+	uint64_t need;
+	r->value = sp_solve(m, o, b->bytes, what, &r->need);
+	/* the answer must be what the verdict calls fits: step down, then up, a bounded walk */
+	for (int i = 0; i < 64 && r->value > 0 && verdict_at(m, o, b, what, r->value, f, &need) != SP_FITS; i++)
+		r->value = r->value > step ? r->value - step : 0;
+	for (int i = 0; i < 64 && verdict_at(m, o, b, what, r->value + step, f, &need) == SP_FITS; i++)
+		r->value += step;
+	if (r->value)
+		verdict_at(m, o, b, what, r->value, f, &r->need);
+	r->next = r->value + step;
+	r->next_verdict = verdict_at(m, o, b, what, r->next, f, &r->next_need);
+	free(f);
+	return 0;
 }
 
 /* o (already changed by the rung) alone, then with checkpointing, a batch
@@ -394,17 +443,7 @@ static int try_method(const struct sp_model_shape *m, const struct sp_plan_opts 
 			  a);
 }
 
-/* ---- the budget and the whole judgement ---------------------------------------------- */
-
-void sp_budget_less_cohosts(struct sp_plan_budget *b, const struct sp_cohost *c, int n)
-{
-	b->cohost_bytes = 0;
-	for (int i = 0; i < n; i++)
-		b->cohost_bytes += sp_cohost_bytes(&c[i], b->pool_total);
-	b->bytes = b->cohost_bytes >= b->raw_bytes ? 0 : b->raw_bytes - b->cohost_bytes;
-	if (b->after_flush)
-		b->after_flush = b->cohost_bytes >= b->after_flush ? 0 : b->after_flush - b->cohost_bytes;
-}
+/* ---- the whole judgement ---------------------------------------------- */
 
 uint64_t sp_model_state_bytes(const struct sp_footprint *f)
 {

@@ -10,83 +10,99 @@
 
 /* ---- names ------------------------------------------------------------------ */
 
-static const char *const method_names[SP_METHOD_N] = { "full", "lora", "qlora", "infer" };
-static const char *const cdtype_names[SP_CDT_N] = { "bf16", "fp16", "fp32" };
-static const char *const quant_names[SP_QUANT_N] = { "none", "int8", "nf4", "fp4" };
-static const char *const optim_names[SP_OPTIM_N] = { "adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor" };
-static const char *const fw_names[SP_FW_N] = { "hf", "unsloth", "torchtune" };
-static const char *const strategy_names[SP_STRAT_N] = { "none", "ddp", "fsdp", "tp", "pp" };
-static const char *const loss_names[SP_LOSS_N] = { "default", "fp32", "bf16", "chunked" };
-static const char *const kv_names[SP_KV_N] = { "dynamic", "static", "legacy" };
-static const char *const measure_names[SP_MEASURE_N] = { "process", "reserved", "allocated" };
+/* The words of each enum (util/words.h): what --method etc. take, in the
+ * order a bad word's error lists them, aliases after the word that names
+ * the value. */
+#define U SP_WORD_UNLISTED
+const struct sp_word sp_method_words[] = {
+	{ "full", SP_METHOD_FULL, 0, NULL }, { "lora", SP_METHOD_LORA, 0, NULL },
+	{ "qlora", SP_METHOD_QLORA, 0, NULL }, { "infer", SP_METHOD_INFER, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_cdtype_words[] = {
+	{ "bf16", SP_CDT_BF16, 0, NULL }, { "fp16", SP_CDT_FP16, 0, NULL }, { "fp32", SP_CDT_FP32, 0, NULL },
+	{ "bfloat16", SP_CDT_BF16, U, NULL }, { "float16", SP_CDT_FP16, U, NULL }, { "half", SP_CDT_FP16, U, NULL },
+	{ "float32", SP_CDT_FP32, U, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_quant_words[] = {
+	{ "none", SP_QUANT_NONE, 0, NULL }, { "int8", SP_QUANT_INT8, 0, NULL },
+	{ "nf4", SP_QUANT_NF4, 0, NULL }, { "fp4", SP_QUANT_FP4, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_optim_words[] = {
+	{ "adamw", SP_OPTIM_ADAMW, 0, NULL }, { "adamw8bit", SP_OPTIM_ADAMW8BIT, 0, NULL },
+	{ "paged_adamw8bit", SP_OPTIM_PAGED_ADAMW8BIT, 0, NULL }, { "sgd", SP_OPTIM_SGD, 0, NULL },
+	{ "adafactor", SP_OPTIM_ADAFACTOR, 0, NULL },
+	/* the spellings HF TrainingArguments uses */
+	{ "adamw_torch", SP_OPTIM_ADAMW, U, NULL }, { "adamw_torch_fused", SP_OPTIM_ADAMW, U, NULL },
+	{ "adam", SP_OPTIM_ADAMW, U, NULL }, { "adamw_8bit", SP_OPTIM_ADAMW8BIT, U, NULL },
+	{ "adamw_bnb_8bit", SP_OPTIM_ADAMW8BIT, U, NULL }, { "paged_adamw_8bit", SP_OPTIM_PAGED_ADAMW8BIT, U, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_framework_words[] = {
+	{ "hf", SP_FW_HF, 0, NULL }, { "unsloth", SP_FW_UNSLOTH, 0, NULL }, { "torchtune", SP_FW_TORCHTUNE, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_attn_words[] = {
+	{ "sdpa", SP_ATTN_SDPA, 0, NULL }, { "eager", SP_ATTN_EAGER, 0, NULL },
+	{ "flash", SP_ATTN_SDPA, 0, NULL }, { "math", SP_ATTN_MATH, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+/* "none" names one node's strategy; --strategy none is refused by plan */
+const struct sp_word sp_strategy_words[] = {
+	{ "none", SP_STRAT_NONE, U, NULL }, { "ddp", SP_STRAT_DDP, 0, NULL }, { "fsdp", SP_STRAT_FSDP, 0, "training" },
+	{ "tp", SP_STRAT_TP, 0, NULL }, { "pp", SP_STRAT_PP, 0, "serving" },
+	{ NULL, 0, 0, NULL },
+};
+/* "default": the framework's own, what --loss left out means */
+const struct sp_word sp_loss_words[] = {
+	{ "default", SP_LOSS_DEFAULT, U, NULL }, { "fp32", SP_LOSS_FP32, 0, NULL }, { "bf16", SP_LOSS_BF16, 0, NULL },
+	{ "chunked", SP_LOSS_CHUNKED, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_kv_cache_words[] = {
+	{ "static", SP_KV_STATIC, 0, NULL }, { "dynamic", SP_KV_DYNAMIC, 0, NULL }, { "legacy", SP_KV_LEGACY, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+const struct sp_word sp_measure_words[] = {
+	{ "allocated", SP_MEASURE_ALLOCATED, 0, NULL }, { "reserved", SP_MEASURE_RESERVED, 0, NULL },
+	{ "process", SP_MEASURE_PROCESS, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
+#undef U
 static const char *const term_keys[SP_T_N] = {
 	"weights", "kbit_upcast", "adapter", "gradients", "optimizer", "master_weights",
 	"activations", "activations_offloaded", "logits", "kv_cache", "dequant_buffers",
 	"cuda_context", "allocator_slack", "host_process", "comm_buffers",
 };
 
-const char *sp_method_name(enum sp_method v) { return (unsigned)v < SP_METHOD_N ? method_names[v] : "?"; }
-const char *sp_cdtype_name(enum sp_cdtype v) { return (unsigned)v < SP_CDT_N ? cdtype_names[v] : "?"; }
-const char *sp_quant_name(enum sp_quant v) { return (unsigned)v < SP_QUANT_N ? quant_names[v] : "?"; }
-const char *sp_optim_name(enum sp_optim v) { return (unsigned)v < SP_OPTIM_N ? optim_names[v] : "?"; }
-const char *sp_framework_name(enum sp_framework v) { return (unsigned)v < SP_FW_N ? fw_names[v] : "?"; }
+const char *sp_method_name(enum sp_method v) { return sp_word_name(sp_method_words, (int)v); }
+const char *sp_cdtype_name(enum sp_cdtype v) { return sp_word_name(sp_cdtype_words, (int)v); }
+const char *sp_quant_name(enum sp_quant v) { return sp_word_name(sp_quant_words, (int)v); }
+const char *sp_optim_name(enum sp_optim v) { return sp_word_name(sp_optim_words, (int)v); }
+const char *sp_framework_name(enum sp_framework v) { return sp_word_name(sp_framework_words, (int)v); }
+const char *sp_attn_name(enum sp_attn v) { return sp_word_name(sp_attn_words, (int)v); }
 const char *sp_term_key(enum sp_term t) { return (unsigned)t < SP_T_N ? term_keys[t] : "?"; }
-const char *sp_strategy_name(enum sp_strategy v) { return (unsigned)v < SP_STRAT_N ? strategy_names[v] : "?"; }
-const char *sp_loss_name(enum sp_loss v) { return (unsigned)v < SP_LOSS_N ? loss_names[v] : "?"; }
+const char *sp_strategy_name(enum sp_strategy v) { return sp_word_name(sp_strategy_words, (int)v); }
+const char *sp_loss_name(enum sp_loss v) { return sp_word_name(sp_loss_words, (int)v); }
+const char *sp_kv_cache_name(enum sp_kv_cache v) { return sp_word_name(sp_kv_cache_words, (int)v); }
+const char *sp_measure_name(enum sp_measure v) { return sp_word_name(sp_measure_words, (int)v); }
 
 bool sp_term_is_host(enum sp_term t)
 {
 	return t == SP_T_HOST_PROCESS || t == SP_T_ACT_OFFLOADED;
 }
 
-static int lookup(const char *s, const char *const *names, int n)
-{
-	if (!s)
-		return -1;
-	for (int i = 0; i < n; i++)
-		if (strcasecmp(s, names[i]) == 0)
-			return i;
-	return -1;
-}
-
-int sp_method_parse(const char *s) { return lookup(s, method_names, SP_METHOD_N); }
-int sp_quant_parse(const char *s) { return lookup(s, quant_names, SP_QUANT_N); }
-int sp_framework_parse(const char *s) { return lookup(s, fw_names, SP_FW_N); }
-int sp_strategy_parse(const char *s) { return lookup(s, strategy_names, SP_STRAT_N); }
-int sp_loss_parse(const char *s) { return lookup(s, loss_names, SP_LOSS_N); }
-int sp_kv_cache_parse(const char *s) { return lookup(s, kv_names, SP_KV_N); }
-int sp_measure_parse(const char *s) { return lookup(s, measure_names, SP_MEASURE_N); }
-const char *sp_kv_cache_name(enum sp_kv_cache v) { return (unsigned)v < SP_KV_N ? kv_names[v] : "?"; }
-const char *sp_measure_name(enum sp_measure v) { return (unsigned)v < SP_MEASURE_N ? measure_names[v] : "?"; }
-
-int sp_cdtype_parse(const char *s)
-{
-	int r = lookup(s, cdtype_names, SP_CDT_N);
-	if (r >= 0 || !s)
-		return r;
-	if (strcasecmp(s, "bfloat16") == 0)
-		return SP_CDT_BF16;
-	if (strcasecmp(s, "float16") == 0 || strcasecmp(s, "half") == 0)
-		return SP_CDT_FP16;
-	if (strcasecmp(s, "float32") == 0)
-		return SP_CDT_FP32;
-	return -1;
-}
-
-int sp_optim_parse(const char *s)
-{
-	int r = lookup(s, optim_names, SP_OPTIM_N);
-	if (r >= 0 || !s)
-		return r;
-	/* the spellings HF TrainingArguments uses */
-	if (strcasecmp(s, "adamw_torch") == 0 || strcasecmp(s, "adamw_torch_fused") == 0 || strcasecmp(s, "adam") == 0)
-		return SP_OPTIM_ADAMW;
-	if (strcasecmp(s, "adamw_8bit") == 0 || strcasecmp(s, "adamw_bnb_8bit") == 0)
-		return SP_OPTIM_ADAMW8BIT;
-	if (strcasecmp(s, "paged_adamw_8bit") == 0)
-		return SP_OPTIM_PAGED_ADAMW8BIT;
-	return -1;
-}
+int sp_method_parse(const char *s) { return sp_word_parse(sp_method_words, s); }
+int sp_cdtype_parse(const char *s) { return sp_word_parse(sp_cdtype_words, s); }
+int sp_quant_parse(const char *s) { return sp_word_parse(sp_quant_words, s); }
+int sp_optim_parse(const char *s) { return sp_word_parse(sp_optim_words, s); }
+int sp_framework_parse(const char *s) { return sp_word_parse(sp_framework_words, s); }
+int sp_strategy_parse(const char *s) { return sp_word_parse(sp_strategy_words, s); }
+int sp_loss_parse(const char *s) { return sp_word_parse(sp_loss_words, s); }
+int sp_kv_cache_parse(const char *s) { return sp_word_parse(sp_kv_cache_words, s); }
+int sp_measure_parse(const char *s) { return sp_word_parse(sp_measure_words, s); }
 
 static const struct {
 	const char *name;

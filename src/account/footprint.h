@@ -7,6 +7,7 @@
 #ifndef SP_FOOTPRINT_H
 #define SP_FOOTPRINT_H
 #include "model/model.h"
+#include "util/words.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,13 +45,23 @@ enum {
 	SP_LT_QKV_FUSED = 1 << 7,
 };
 
+/* The words of each enum (util/words.h): what plan's options take (aliases
+ * such as bfloat16, adamw_torch; any case) and the value's name back, for
+ * the output and the JSON. One table each: the option table parses with it
+ * (SP_OPT_ENUM) and a bad word's error lists it. */
+extern const struct sp_word sp_method_words[], sp_cdtype_words[], sp_quant_words[], sp_optim_words[],
+	sp_framework_words[], sp_attn_words[], sp_strategy_words[], sp_loss_words[], sp_kv_cache_words[],
+	sp_measure_words[];
 const char *sp_method_name(enum sp_method v);
 const char *sp_cdtype_name(enum sp_cdtype v);
 const char *sp_quant_name(enum sp_quant v);
 const char *sp_optim_name(enum sp_optim v);
 const char *sp_framework_name(enum sp_framework v);
+const char *sp_attn_name(enum sp_attn v);
 const char *sp_strategy_name(enum sp_strategy v);
 const char *sp_loss_name(enum sp_loss v);
+const char *sp_kv_cache_name(enum sp_kv_cache v);
+const char *sp_measure_name(enum sp_measure v);
 /* name -> value; -1 when unknown */
 int sp_method_parse(const char *s);
 int sp_cdtype_parse(const char *s);
@@ -59,9 +70,7 @@ int sp_optim_parse(const char *s);
 int sp_framework_parse(const char *s);
 int sp_strategy_parse(const char *s);
 int sp_loss_parse(const char *s);
-const char *sp_kv_cache_name(enum sp_kv_cache v);
 int sp_kv_cache_parse(const char *s);
-const char *sp_measure_name(enum sp_measure v);
 int sp_measure_parse(const char *s);
 /* "q,k,v,o,gate,up,down" (also q_proj ..., "all", "all-linear", "attn", "mlp");
  * returns the mask, or -1 naming nothing valid / an unknown module. */

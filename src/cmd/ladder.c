@@ -21,17 +21,12 @@
 #include "util/json.h"
 #include "util/msg.h"
 #include "util/opt.h"
-#include "util/paths.h"
 #include "util/units.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* the log shows no memory failure: no rung is offered (docs/ladder.md "Exit status") */
@@ -187,83 +182,6 @@ static int read_log(const char *path, struct sp_oomlog *p)
 	return err;
 }
 
-/* ---- state file --------------------------------------------------------------- */
-
-struct state_ctx {
-	char job[128];
-	char dir[PATH_MAX];
-	char path[PATH_MAX];
-	bool have_path;
-	int lock_fd; /* the state folder, locked from load to save */
-	struct sp_ladder_state st;
-};
-
-static void state_load(struct state_ctx *c)
-{
-	sp_ladder_state_init(&c->st);
-	if (!c->have_path)
-		return;
-	char buf[4096];
-	size_t len;
-	int trunc = 0;
-	int r = sp_read_file_t(c->path, buf, sizeof buf, &len, &trunc);
-	if (r == -ENOENT)
-		return;
-	if (r < 0) {
-		sp_warn("'%s': %s: starting this job's ladder over", c->path, strerror(-r));
-		return;
-	}
-	if (trunc || sp_ladder_state_parse(buf, len, c->job, &c->st) < 0) {
-		sp_warn("'%s': not a ladder state file (corrupt?): starting this job's ladder over", c->path);
-		sp_ladder_state_init(&c->st);
-	}
-}
-
-static void state_save(struct state_ctx *c)
-{
-	if (!c->have_path)
-		return;
-	c->st.updated = (int64_t)time(NULL);
-	char buf[1024];
-	size_t len = sp_ladder_state_format(&c->st, c->job, buf, sizeof buf);
-	int r = len ? sp_write_atomic(c->path, buf, len, 0600) : -EOVERFLOW;
-	if (r < 0)
-		sp_warn("'%s': cannot save the ladder state: %s", c->path, strerror(-r));
-	close(c->lock_fd); /* the end of the read-modify-write */
-	c->lock_fd = -1;
-}
-
-static int state_setup(struct state_ctx *c, const struct opts *o)
-{
-	if (o->job) {
-		snprintf(c->job, sizeof c->job, "%s", o->job);
-	} else {
-		/* the log's real path, else the working directory */
-		char abs[PATH_MAX];
-		if ((o->log && strcmp(o->log, "-") != 0 && realpath(o->log, abs)) || getcwd(abs, sizeof abs))
-			sp_ladder_job_from_path(abs, c->job, sizeof c->job);
-		else
-			snprintf(c->job, sizeof c->job, "default");
-	}
-	c->have_path = false;
-	c->lock_fd = -1;
-	if (sp_ladder_state_dir(c->dir, sizeof c->dir) < 0) {
-		sp_warn("neither XDG_STATE_HOME nor HOME is set: the rungs tried are not remembered");
-		return 0;
-	}
-	int n = snprintf(c->path, sizeof c->path, "%s/ladder-%s.state", c->dir, c->job);
-	c->have_path = n > 0 && (size_t)n < sizeof c->path;
-	if (!c->have_path)
-		return 0;
-	char msg[PATH_MAX + 300];
-	c->lock_fd = sp_ladder_state_lock(c->dir, strrchr(c->path, '/') + 1, msg, sizeof msg);
-	if (c->lock_fd < 0) {
-		sp_warn("%s: the rungs tried are not remembered", msg);
-		c->have_path = false;
-	}
-	return 0;
-}
-
 /* ---- output -------------------------------------------------------------------------- */
 
 /* what the output shows: the decision and what was read and done */
@@ -306,7 +224,7 @@ static void nobody_compute(const struct sp_sample *s, struct nobody *n)
 }
 
 struct view {
-	const struct state_ctx *c;
+	const struct sp_ladder_job *c;
 	const struct sp_sample *s;
 	const struct sp_oomlog *log;       /* NULL without --log */
 	const struct sp_ladder_decision *d;
@@ -834,7 +752,7 @@ static void reread(struct sp_sample *s)
 }
 
 /* what the decision reads: the log, the machine, the job's state */
-static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample *s, struct state_ctx *c)
+static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample *s, struct sp_ladder_job *c)
 {
 	if (o->log) {
 		int e = read_log(o->log, log);
@@ -844,11 +762,9 @@ static int gather(const struct opts *o, struct sp_oomlog *log, struct sp_sample 
 		}
 	}
 	reread(s);
-	state_setup(c, o);
-	if (o->reset)
-		sp_ladder_state_init(&c->st);
-	else
-		state_load(c);
+	sp_ladder_job_open(c, o->job, o->log, o->reset);
+	if (c->warn[0])
+		sp_warn("%s", c->warn);
 	return 0;
 }
 
@@ -902,7 +818,7 @@ static int decide_and_plan(const struct opts *o, const struct sp_ladder_in *in, 
 	if (!o->plan) {
 		/* rung 4 names the catalog's next size down of the log's model */
 		if (d->next != 4 || !in->log ||
-		    sp_ladder_next_size_down(in->log->model, pf.next_down, sizeof pf.next_down, pf.next_down_hf,
+		    sp_rung_next_size_down(in->log->model, pf.next_down, sizeof pf.next_down, pf.next_down_hf,
 					     sizeof pf.next_down_hf) < 0)
 			return 0;
 		sp_ladder_decide_planned(in, &pf, d);
@@ -937,7 +853,7 @@ int cmd_ladder(int argc, char **argv)
 		sp_usage_error("ladder", "--evict goes with --apply 1");
 	static struct sp_oomlog log;
 	static struct sp_sample s, before;
-	static struct state_ctx c;
+	static struct sp_ladder_job c;
 	static struct sp_ladder_decision d;
 	static struct sp_ladder_plan lp;
 	int rc = gather(&o, &log, &s, &c);
@@ -985,7 +901,8 @@ int cmd_ladder(int argc, char **argv)
 		c.st.tried |= d.st.tried; /* a log with no memory failure leaves the job's state as it was, marks added */
 	else
 		c.st = d.st;
-	state_save(&c);
+	if (sp_ladder_job_save(&c) < 0)
+		sp_warn("%s", c.warn);
 	struct nobody *nb = malloc(sizeof *nb);
 	if (!nb)
 		sp_die(SP_EXIT_IO, "out of memory");

@@ -6,7 +6,9 @@
 #include <strings.h>
 
 #include "account/footprint.h"
-#include "account/plan.h"
+#include "account/budget.h"
+#include "account/fit.h"
+#include "account/planmodel.h"
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
 #include "cmd/planargs.h"
@@ -39,24 +41,6 @@ static const struct sp_cmdspec spec = {
 };
 
 /* ---- parse ------------------------------------------------------------------------- */
-
-/* a word mapped to an enum value by its parser (case and aliases as the parser
- * takes them: bfloat16, adamw_torch ...) */
-struct word {
-	int v;
-	int (*parse)(const char *s);
-	const char *bad; /* the phrase after "--name: 'value' " */
-};
-
-static const char *opt_word(void *target, const char *s)
-{
-	struct word *w = target;
-	int v = w->parse(s);
-	if (v < 0)
-		return w->bad;
-	w->v = v;
-	return NULL;
-}
 
 static const char *opt_targets(void *target, const char *s)
 {
@@ -107,25 +91,16 @@ static const char *opt_gbps(void *target, const char *s)
 	return NULL;
 }
 
-static const char *const attn_words[] = { "sdpa", "eager", "flash", "math", NULL };
-static const char *const solve_words[] = { "seq", "batch", NULL };
-static const char *const uma_words[] = { "yes", "no", "auto", NULL };
+/* --uma's words: a tristate of plan's own (1 yes, 0 no, -1 auto) */
+static const struct sp_word uma_words[] = {
+	{ "yes", 1, 0, NULL }, { "no", 0, 0, NULL }, { "auto", -1, 0, NULL }, { NULL, 0, 0, NULL },
+};
 
 /* The options into a; returns the first operand's index, or -1 after --help. */
 static int parse_options(int argc, char **argv, struct plan_args *a)
 {
 	struct sp_plan_opts *p = &a->p;
-	struct word method = { p->method, sp_method_parse, "is not full, lora, qlora or infer" };
-	struct word dtype = { p->dtype, sp_cdtype_parse, "is not bf16, fp16 or fp32" };
-	struct word quant = { -1, sp_quant_parse, "is not none, int8, nf4 or fp4" };
-	struct word optim = { p->optim, sp_optim_parse, "is not adamw, adamw8bit, paged_adamw8bit, sgd or adafactor" };
-	struct word fw = { p->framework, sp_framework_parse, "is not hf, unsloth or torchtune" };
-	struct word strat = { -1, sp_strategy_parse, "is not ddp, fsdp (training), tp or pp (serving)" };
-	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
-	struct word kvc = { p->kv_cache, sp_kv_cache_parse, "is not static, dynamic or legacy" };
-	struct word meas = { p->measure, sp_measure_parse, "is not allocated, reserved or process" };
-	int solve = -1;
-	int attn = p->attn == SP_ATTN_EAGER ? 1 : p->attn == SP_ATTN_MATH ? 3 : 0, uma = 2, ckpt = p->grad_ckpt;
+	int quant = -1, ckpt = p->grad_ckpt; /* quant: enum sp_quant, -1 not given */
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("model (one of):"),
 		SP_OPT_TEXT("MODEL", "a Hugging Face folder, a config.json, a .gguf file or a catalog name"),
@@ -134,11 +109,11 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 				"a bare parameter count (70e9, 8B): a Llama-like shape is assumed"),
 		SP_OPT_FLAG(0, "list-models", &a->list, "list the built-in catalog and exit"),
 		SP_OPT_GROUP("job:"),
-		SP_OPT_CALLBACK("method", &method, "M", opt_word, "full | lora | qlora | infer (default lora)"),
-		SP_OPT_CALLBACK("dtype", &dtype, "D", opt_word,
+		SP_OPT_ENUM("method", &p->method, "M", sp_method_words, "full | lora | qlora | infer (default lora)"),
+		SP_OPT_ENUM("dtype", &p->dtype, "D", sp_cdtype_words,
 				"bf16 | fp16 | fp32: compute and unquantized weights (default bf16)"),
-		SP_OPT_CALLBACK("quant", &quant, "Q", opt_word, "none | int8 | nf4 | fp4: base weights (qlora implies nf4)"),
-		SP_OPT_CALLBACK("optim", &optim, "O", opt_word,
+		SP_OPT_ENUM("quant", &quant, "Q", sp_quant_words, "none | int8 | nf4 | fp4: base weights (qlora implies nf4)"),
+		SP_OPT_ENUM("optim", &p->optim, "O", sp_optim_words,
 				"adamw | adamw8bit | paged_adamw8bit | sgd | adafactor (default adamw)"),
 		SP_OPT_INT("batch", &p->batch, "N", 1, 1 << 16, "micro-batch (default 1)"),
 		SP_OPT_INT("seq", &p->seq, "N", 1, 1 << 24,
@@ -148,13 +123,13 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_INT("lora-rank", &p->lora_rank, "R", 1, 1 << 16, "LoRA rank (default 16)"),
 		SP_OPT_CALLBACK("lora-targets", &p->lora_targets, "L", opt_targets,
 				"modules, e.g. q,v or q,k,v,o,gate,up,down (default: all linear)"),
-		SP_OPT_CALLBACK("framework", &fw, "F", opt_word,
+		SP_OPT_ENUM("framework", &p->framework, "F", sp_framework_words,
 				"hf | unsloth | torchtune: what the stack keeps in memory (default hf)"),
-		SP_OPT_ENUM("attn", &attn, "A", attn_words,
+		SP_OPT_ENUM("attn", &p->attn, "A", sp_attn_words,
 			    "sdpa (flash, the default) | eager (stores the attention scores) |\n"
 			    "math (SDPA's unfused fallback: keeps the softmax output)"),
 		SP_OPT_FLAG(0, "master-weights", &p->master_weights, "keep an fp32 master copy of 16-bit trainable weights"),
-		SP_OPT_CALLBACK("loss", &loss, "L", opt_word,
+		SP_OPT_ENUM("loss", &p->loss, "L", sp_loss_words,
 				"fp32 | bf16 | chunked: the loss buffers (default: the framework's)"),
 		SP_OPT_FLAG(0, "offload-activations", &p->offload_activations,
 			    "checkpoints (or every saved activation) to host memory: the same pool on UMA"),
@@ -166,20 +141,20 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 			    "a 4/8-bit base quantizes the output projection too (LitGPT: every nn.Linear)"),
 		SP_OPT_INT("prompt", &p->prompt, "N", 1, 1 << 24,
 			   "infer: the prompt's tokens, prefilled at once (default: the whole --seq)"),
-		SP_OPT_CALLBACK("kv-cache", &kvc, "K", opt_word,
+		SP_OPT_ENUM("kv-cache", &p->kv_cache, "K", sp_kv_cache_words,
 				"infer: static | dynamic | legacy: generate's cache (default dynamic,\n"
 				"transformers >= 4.36; legacy: the tuple cache, old and new alive together)"),
-		SP_OPT_CALLBACK("measure", &meas, "C", opt_word,
+		SP_OPT_ENUM("measure", &p->measure, "C", sp_measure_words,
 				"allocated | reserved | process: the counter measure_bytes estimates\n"
 				"(default process: what the pool sees, CUDA context included)"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
-		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
+		SP_OPT_ENUM("strategy", &a->strategy, "S", sp_strategy_words,
 				"ddp | fsdp (training, default fsdp) | tp | pp (serving, default tp)"),
 		SP_OPT_CALLBACK("link-gbps", &a->link_gbps, "G", opt_gbps,
 				"the link between nodes in Gb/s (default 200: one ConnectX-7 port)"),
 		SP_OPT_GROUP("to the limit:"),
-		SP_OPT_ENUM("solve", &solve, "W", solve_words,
+		SP_OPT_ENUM("solve", &a->solve, "W", sp_solve_words,
 			    "seq | batch: the largest packing (a multiple of 64) or micro-batch that fits"),
 		SP_OPT_GROUP("budget:"),
 		SP_OPT_SIZE_POS("budget", &a->budget, "SIZE", "plan against SIZE instead of the live budget"),
@@ -187,32 +162,19 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_CALLBACK("cohost", &a->co, "SPEC", opt_cohost,
 				"a server sharing the box: vllm:0.5 (gpu_memory_utilization),\n"
 				"ollama:SIZE or ollama:FILE.gguf; repeatable"),
-		SP_OPT_ENUM("uma", &uma, "W", uma_words, "yes | no | auto: one pool for CPU and GPU (default auto: from the GPU)"),
+		SP_OPT_ENUM("uma", &a->uma, "W", uma_words, "yes | no | auto: one pool for CPU and GPU (default auto: from the GPU)"),
 		SP_OPT_GROUP("output:"),
 		SP_OPT_FLAG(0, "json", &a->json,
 			    "one JSON object (terms, peak_bytes, load_peak_bytes, verdict, advice ...)"),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, opts, argc, argv);
-	p->method = (enum sp_method)method.v;
-	p->dtype = (enum sp_cdtype)dtype.v;
-	a->quant_given = quant.v >= 0;
+	/* quant is written through the table (cppcheck cannot see it) */
+	// cppcheck-suppress knownConditionTrueFalse
+	a->quant_given = quant >= 0;
 	if (a->quant_given)
-		p->quant = (enum sp_quant)quant.v;
-	p->optim = (enum sp_optim)optim.v;
-	p->framework = (enum sp_framework)fw.v;
-	p->loss = (enum sp_loss)loss.v;
-	p->kv_cache = (enum sp_kv_cache)kvc.v;
-	p->measure = (enum sp_measure)meas.v;
-	a->strategy = strat.v;
-	/* solve is written through the table (cppcheck cannot see it) */
-	// cppcheck-suppress knownConditionTrueFalse
-	a->solve = solve == 0 ? SP_SOLVE_SEQ : solve == 1 ? SP_SOLVE_BATCH : SP_SOLVE_NONE;
-	p->attn = attn == 1 ? SP_ATTN_EAGER : attn == 3 ? SP_ATTN_MATH : SP_ATTN_SDPA;
+		p->quant = (enum sp_quant)quant;
 	p->grad_ckpt = ckpt != 0;
-	/* uma is written through the table (cppcheck cannot see it) */
-	// cppcheck-suppress knownConditionTrueFalse
-	a->uma = uma == 0 ? 1 : uma == 1 ? 0 : -1;
 	return i;
 }
 
@@ -258,34 +220,6 @@ static void check_args(int i, int argc, char **argv, struct plan_args *a)
 		p->strategy = SP_STRAT_NONE;
 }
 
-/* The model's shape (allocated), or NULL after saying why. */
-struct sp_model_shape *sp_plan_load_model(const struct plan_args *a)
-{
-	char err[600];
-	struct sp_model_shape *m = calloc(1, sizeof *m);
-	if (!m)
-		sp_die(SP_EXIT_IO, "out of memory");
-	int r = 0;
-	if (a->params > 0)
-		sp_model_from_params(a->params, m);
-	else if (a->config)
-		r = sp_model_load_config(a->config, m, err, sizeof err);
-	else
-		r = sp_model_load(a->model, m, err, sizeof err);
-	if (r < 0) {
-		sp_error("%s", err);
-		free(m);
-		return NULL;
-	}
-	if (sp_shape_complete(m) < 0 || !(m->params > 0)) {
-		sp_error("'%s': the model's shape is incomplete (layers, hidden size or vocabulary missing)",
-			 m->path[0] ? m->path : m->name);
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
 /* What the user typed that the plan does not take as typed, said on stderr:
  * a catalog alias that names another release, a --quant the stored weights
  * override. */
@@ -302,9 +236,10 @@ static void say_slips(const struct plan_args *a, const struct sp_model_shape *m)
 
 /* ---- compute ------------------------------------------------------------------------ */
 
-/* The budget before the co-hosted servers: the live one (the same reading as
- * status) or --budget; exits 2 when the pool cannot be read. */
-static void read_budget(struct sp_plan_budget *b, const struct plan_args *a)
+/* The budget: --budget or the live reading (the same as status's), less
+ * the co-hosted servers (account/budget.h); 0, or an exit status after
+ * saying why. */
+static int make_budget(struct sp_plan_budget *b, struct plan_args *a)
 {
 	struct sp_sample *s = calloc(1, sizeof *s);
 	if (!s)
@@ -312,59 +247,21 @@ static void read_budget(struct sp_plan_budget *b, const struct plan_args *a)
 	struct sp_read_opts r = a->ro;
 	r.what = SP_READ_MEM | SP_READ_CGROUP | SP_READ_GPU;
 	sp_sample_read(s, &r);
-	bool detected_uma = s->ngpu == 0 || sp_sample_is_uma(s);
-	b->uma = a->uma >= 0 ? a->uma : detected_uma;
-	b->uma_source = a->uma >= 0 ? "--uma" : s->ngpu == 0 ? "no GPU found: system memory" : "detected from the GPU";
-	uint64_t mem_total = s->mem.why == SP_OK && sp_mi_has(&s->mem, SP_MI_TOTAL) ? s->mem.v[SP_MI_TOTAL] : 0;
-	if (a->budget) {
-		b->bytes = a->budget;
-		b->source = "--budget";
-		b->pool_total = a->budget; /* vllm:FRACTION is a share of what was given */
-		b->host_bytes = sp_ok(s->budget.now.why) ? s->budget.now.v : 0;
-	} else {
-		b->source = "live";
-		if (!sp_ok(s->budget.now.why)) {
-			free(s);
-			sp_die(SP_EXIT_USAGE, "cannot read the memory budget: '%s/meminfo' is unreadable (use --budget SIZE)",
-			       sp_procfs());
-		}
-		if (b->uma) {
-			struct sp_pool pm; /* the pool model's budget: status's, the guard's, the ladder's */
-			sp_pool_from_sample(&pm, s);
-			b->bytes = pm.budget_now.v;
-			b->after_flush = sp_ok(pm.budget_after_flush.why) ? pm.budget_after_flush.v : 0;
-			b->pool_total = mem_total;
-		} else {
-			const struct sp_gpu *g = s->ngpu > 0 ? &s->gpus[0] : NULL;
-			if (!g || !sp_ok(g->mem_free.why)) {
-				const char *why = g ? sp_why_text(g->mem_free.why) : sp_why_text(s->gpu_status);
-				free(s);
-				sp_die(SP_EXIT_USAGE, "--uma no: the GPU's memory cannot be read (%s); use --budget SIZE", why);
-			}
-			b->bytes = g->mem_free.v;
-			b->pool_total = sp_ok(g->mem_total.why) ? g->mem_total.v : g->mem_free.v;
-			b->host_bytes = s->budget.now.v;
-		}
-	}
-	b->raw_bytes = b->bytes;
+	char why[600];
+	enum sp_budget_fail f = sp_plan_budget_make(b, s, a->budget, a->uma, a->co.c, a->co.n, why, sizeof why);
 	free(s);
-}
-
-/* ollama:FILE.gguf keeps the file's size; 0, or -1 after naming the file. */
-static int size_cohost_files(struct cohosts *co)
-{
-	for (int i = 0; i < co->n; i++) {
-		struct sp_cohost *h = &co->c[i];
-		struct stat st;
-		if (h->kind != SP_COHOST_OLLAMA_FILE)
-			continue;
-		if (stat(h->path, &st) < 0) {
-			sp_error("--cohost: '%s': %s", h->path, strerror(errno));
-			return -1;
-		}
-		h->bytes = (uint64_t)st.st_size;
+	switch (f) {
+	case SP_BUDGET_OK:
+		return 0;
+	case SP_BUDGET_UNREAD:
+		sp_die(SP_EXIT_USAGE, "cannot read the memory budget: '%s/meminfo' is unreadable (use --budget SIZE)",
+		       sp_procfs());
+	case SP_BUDGET_GPU_UNREAD:
+		sp_die(SP_EXIT_USAGE, "--uma no: the GPU's memory cannot be read (%s); use --budget SIZE", why);
+	default:
+		sp_error("%s", why);
+		return SP_EXIT_USAGE;
 	}
-	return 0;
 }
 
 /* everything the output shows */
@@ -381,41 +278,8 @@ struct plan {
 	uint64_t smaller_need;
 	/* --solve */
 	enum sp_solve_what solve;
-	int solved;
-	uint64_t solved_need;
-	int solve_next;                  /* one step past the answer (the smallest value when none fits) */
-	enum sp_verdict solve_next_verdict; /* its verdict: tight or no */
-	uint64_t solve_next_need;
+	struct sp_solve_answer sv;
 };
-
-int sp_plan_smaller_model(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, char *name,
-			  size_t nname, uint64_t *need)
-{
-	struct sp_catalog_entry *e = NULL;
-	size_t n = 0, k = 0;
-	char err[512];
-	if (sp_catalog_list(&e, &n, err, sizeof err) < 0 || n == 0) {
-		free(e);
-		return -1;
-	}
-	struct sp_model_shape *c = calloc(n, sizeof *c);
-	if (!c) {
-		free(e);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(e[i].arch, m->arch) != 0 || !(e[i].params < m->params))
-			continue;
-		if (sp_catalog_find(e[i].name, &c[k], err, sizeof err) == 0 && sp_shape_complete(&c[k]) == 0)
-			k++;
-	}
-	int best = sp_fit_smaller(m, c, k, o, budget, need);
-	if (best >= 0)
-		snprintf(name, nname, "%s", c[best].name);
-	free(c);
-	free(e);
-	return best >= 0 ? 0 : -1;
-}
 
 /* Rung 4's smaller model: the catalog's models of m's arch smaller than m,
  * the largest that fits one node (sp_fit_smaller). */
@@ -425,72 +289,25 @@ static void find_smaller(struct plan *pl)
 }
 
 /* The budget, the footprint and the judgement; 0, or an exit status. */
-static void solve_limits(struct plan *pl);
-
 static int compute(struct plan_args *a, const struct sp_model_shape *m, struct plan *pl)
 {
 	memset(pl, 0, sizeof *pl);
 	pl->m = m;
 	pl->co = &a->co;
-	read_budget(&pl->b, a);
+	int rc = make_budget(&pl->b, a);
+	if (rc)
+		return rc;
 	pl->p = a->p;
 	pl->p.uma = pl->b.uma;
-	if (size_cohost_files(&a->co) < 0)
-		return SP_EXIT_USAGE;
-	sp_budget_less_cohosts(&pl->b, a->co.c, a->co.n);
 	sp_footprint_compute(m, &pl->p, &pl->f);
 	sp_plan_judge(m, &pl->p, &pl->f, &pl->b, &pl->j);
 	pl->link_gbps = a->link_gbps > 0 ? a->link_gbps : 200;
 	if (pl->j.have_advice && strcmp(pl->j.advice.rung, "model") == 0)
 		find_smaller(pl);
-	pl->solve = (enum sp_solve_what)a->solve;
-	if (pl->solve != SP_SOLVE_NONE)
-		solve_limits(pl);
+	pl->solve = a->solve;
+	if (sp_solve_judged(m, &pl->p, &pl->b, pl->solve, &pl->sv) < 0)
+		sp_die(SP_EXIT_IO, "out of memory");
 	return 0;
-}
-
-/* ---- --solve ------------------------------------------------------------------------------ */
-
-/* the verdict of the plan with --seq or --batch set to v, judged as the plan
- * itself is (sp_plan_judge's verdict: the per-node need against the budget,
- * and no when a discrete host side is short), without its advice search */
-static enum sp_verdict verdict_at(const struct plan *pl, int v, uint64_t *need)
-{
-	static struct sp_footprint f;
-	struct sp_plan_opts o = pl->p;
-	if (pl->solve == SP_SOLVE_SEQ)
-		o.seq = v;
-	else
-		o.batch = v;
-	sp_footprint_compute(pl->m, &o, &f);
-	*need = sp_node_need(&f);
-	if (!pl->b.uma && pl->b.host_bytes && f.host_bytes > pl->b.host_bytes)
-		return SP_NO;
-	return sp_judge(*need, pl->b.bytes);
-}
-
-/* --solve: the largest value whose verdict is "fits" (the search, then
- * checked with the verdict's own judgement), and the step past it, whose
- * verdict (tight or no) is stated */
-static void solve_limits(struct plan *pl)
-{
-	const int step = pl->solve == SP_SOLVE_SEQ ? 64 : 1;
-	uint64_t need;
-	pl->solved = sp_solve(pl->m, &pl->p, pl->b.bytes, pl->solve, &pl->solved_need);
-	/* the answer must be what the verdict calls fits: step down, then up, a bounded walk */
-	for (int i = 0; i < 64 && pl->solved > 0 && verdict_at(pl, pl->solved, &need) != SP_FITS; i++)
-		pl->solved = pl->solved > step ? pl->solved - step : 0;
-	for (int i = 0; i < 64 && verdict_at(pl, pl->solved + step, &need) == SP_FITS; i++)
-		pl->solved += step;
-	if (pl->solved)
-		verdict_at(pl, pl->solved, &pl->solved_need);
-	pl->solve_next = pl->solved + step;
-	pl->solve_next_verdict = verdict_at(pl, pl->solve_next, &pl->solve_next_need);
-}
-
-static const char *verdict_word(enum sp_verdict v)
-{
-	return v == SP_FITS ? "fits" : v == SP_TIGHT ? "tight" : "no";
 }
 
 /* ---- render: JSON ----------------------------------------------------------------------- */
@@ -555,8 +372,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "quant", json_string(sp_quant_name(p->quant)));
 	json_object_set_new(o, "optim", json_string(sp_optim_name(p->optim)));
 	json_object_set_new(o, "framework", json_string(sp_framework_name(p->framework)));
-	json_object_set_new(o, "attn",
-			    json_string(p->attn == SP_ATTN_EAGER ? "eager" : p->attn == SP_ATTN_MATH ? "math" : "sdpa"));
+	json_object_set_new(o, "attn", json_string(sp_attn_name(p->attn)));
 	json_object_set_new(o, "batch", json_integer(p->batch));
 	json_object_set_new(o, "seq", json_integer(p->seq));
 	json_object_set_new(o, "grad_ckpt", json_boolean(p->grad_ckpt));
@@ -706,14 +522,14 @@ static json_t *json_solve(const struct plan *pl)
 		return json_null();
 	json_t *o = json_object();
 	bool seq = pl->solve == SP_SOLVE_SEQ;
-	json_object_set_new(o, "what", json_string(seq ? "seq" : "batch"));
-	json_object_set_new(o, seq ? "max_seq" : "max_batch", pl->solved ? json_integer(pl->solved) : json_null());
-	json_object_set_new(o, "need_bytes", pl->solved ? jbytes(pl->solved_need) : json_null());
-	json_object_set_new(o, "verdict", pl->solved ? json_string("fits") : json_null());
+	json_object_set_new(o, "what", json_string(sp_word_name(sp_solve_words, (int)pl->solve)));
+	json_object_set_new(o, seq ? "max_seq" : "max_batch", pl->sv.value ? json_integer(pl->sv.value) : json_null());
+	json_object_set_new(o, "need_bytes", pl->sv.value ? jbytes(pl->sv.need) : json_null());
+	json_object_set_new(o, "verdict", pl->sv.value ? json_string("fits") : json_null());
 	/* one step past the answer (the smallest value when none fits), and its verdict */
-	json_object_set_new(o, "next", json_integer(pl->solve_next));
-	json_object_set_new(o, "next_verdict", json_string(verdict_word(pl->solve_next_verdict)));
-	json_object_set_new(o, "next_need_bytes", jbytes(pl->solve_next_need));
+	json_object_set_new(o, "next", json_integer(pl->sv.next));
+	json_object_set_new(o, "next_verdict", json_string(sp_verdict_name(pl->sv.next_verdict)));
+	json_object_set_new(o, "next_need_bytes", jbytes(pl->sv.next_need));
 	return o;
 }
 
@@ -989,14 +805,14 @@ static void print_verdict(const struct plan *pl, const struct style *st)
 	if (pl->solve != SP_SOLVE_NONE) {
 		const char *w = pl->solve == SP_SOLVE_SEQ ? "packing length (--seq)" : "micro-batch (--batch)";
 		const char *flag = pl->solve == SP_SOLVE_SEQ ? "--seq" : "--batch";
-		if (pl->solved)
+		if (pl->sv.value)
 			printf("solve: the largest %s whose verdict is fits: %d  -> needs %s; one step up, %s %d: %s "
-			       "(needs %s)\n", w, pl->solved, sp_fmt_gib(g1, sizeof g1, (double)pl->solved_need), flag,
-			       pl->solve_next, verdict_word(pl->solve_next_verdict),
-			       sp_fmt_gib(g2, sizeof g2, (double)pl->solve_next_need));
+			       "(needs %s)\n", w, pl->sv.value, sp_fmt_gib(g1, sizeof g1, (double)pl->sv.need), flag,
+			       pl->sv.next, sp_verdict_name(pl->sv.next_verdict),
+			       sp_fmt_gib(g2, sizeof g2, (double)pl->sv.next_need));
 		else
-			printf("solve: no %s fits, not even the smallest (%s %d: %s, needs %s)\n", w, flag, pl->solve_next,
-			       verdict_word(pl->solve_next_verdict), sp_fmt_gib(g2, sizeof g2, (double)pl->solve_next_need));
+			printf("solve: no %s fits, not even the smallest (%s %d: %s, needs %s)\n", w, flag, pl->sv.next,
+			       sp_verdict_name(pl->sv.next_verdict), sp_fmt_gib(g2, sizeof g2, (double)pl->sv.next_need));
 	}
 	if (pl->m->assumed[0])
 		printf("warning: %s\n", pl->m->assumed);
@@ -1056,6 +872,7 @@ void sp_plan_args_init(struct plan_args *a)
 	sp_plan_opts_init(&a->p);
 	sp_read_opts_init(&a->ro);
 	a->uma = -1;
+	a->strategy = -1;
 }
 
 int sp_plan_args_parse(int argc, char **argv, struct plan_args *a)
@@ -1078,9 +895,12 @@ int cmd_plan(int argc, char **argv)
 		return list_models(a.json);
 	check_args(i, argc, argv, &a);
 
-	struct sp_model_shape *m = sp_plan_load_model(&a);
-	if (!m)
+	char err[600];
+	struct sp_model_shape *m = sp_plan_load_model(a.model, a.config, a.params, err, sizeof err);
+	if (!m) {
+		sp_error("%s", err);
 		return SP_EXIT_USAGE;
+	}
 	say_slips(&a, m);
 	struct plan pl;
 	int rc = compute(&a, m, &pl);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* sparkops plan's command line, shared with 'ladder --plan' (which plans the
  * next rung's change from a quoted plan command line): the same option
- * table, the same checks, the same model loading and the catalog's smaller
- * model for rung 4. */
+ * table and the same checks. What both do with it is the library's: the
+ * model (account/planmodel.h), the budget (account/budget.h). */
 #ifndef SP_PLANARGS_H
 #define SP_PLANARGS_H
-#include "account/plan.h"
+#include "account/budget.h"
+#include "account/fit.h"
 #include "model/model.h"
 #include "probe/probe.h"
 
@@ -32,9 +33,9 @@ struct plan_args {
 	double params;   /* --params (0: not given) */
 	const char *config, *model;
 	struct cohosts co;
-	int strategy;      /* --strategy (-1: the default for the method) */
+	int strategy;      /* --strategy: enum sp_strategy (-1: the default for the method) */
 	double link_gbps;  /* --link-gbps */
-	int solve;         /* --solve: enum sp_solve_what */
+	enum sp_solve_what solve; /* --solve */
 };
 
 /* a set to its defaults (what cmd_plan starts from) */
@@ -43,11 +44,4 @@ void sp_plan_args_init(struct plan_args *a);
  * its checks: the first operand is the model. Returns 0, or -1 after --help
  * was printed. A bad option or a contradiction exits 2, naming it. */
 int sp_plan_args_parse(int argc, char **argv, struct plan_args *a);
-/* The model's shape (allocated: free it), or NULL after saying why. */
-struct sp_model_shape *sp_plan_load_model(const struct plan_args *a);
-/* Rung 4's smaller model: of the catalog's models of m's arch smaller than
- * m, the largest whose plan with o fits budget (sp_fit_smaller: same family
- * first). 0 with its name and need, or -1 when none fits. */
-int sp_plan_smaller_model(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, char *name,
-			  size_t n, uint64_t *need);
 #endif

@@ -43,15 +43,12 @@ static const struct sp_cmdspec spec = {
 
 /* ---- the verdict ----------------------------------------------------------- */
 
-#define TROUBLE_BUDGET SP_POOL_LOW_BUDGET
-#define TROUBLE_PSI_FULL 10.0
-/* under this much free in 2 MiB blocks the GPU driver's large allocations
- * start to fail (NV_ERR_NO_MEMORY) while MemFree still looks fine */
-#define CONTIG_LOW SP_POOL_LOW_CONTIG
-
+/* The thresholds are the pool model's (probe/poolmodel.h), shared with top.
+ * Under SP_POOL_LOW_CONTIG free in 2 MiB blocks the GPU driver's large
+ * allocations start to fail (NV_ERR_NO_MEMORY) while MemFree still looks fine. */
 static bool contig_low(const struct sp_sample *s)
 {
-	return s->contig.why == SP_OK && s->contig.free_2mib < CONTIG_LOW;
+	return s->contig.why == SP_OK && s->contig.free_2mib < SP_POOL_LOW_CONTIG;
 }
 
 struct verdict {
@@ -83,7 +80,7 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 	else
 		snprintf(t, sizeof t, "%s for a new job now", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
 	vappend(v->line, sizeof v->line, "; ", t);
-	if (s->budget.now.v < TROUBLE_BUDGET) {
+	if (s->budget.now.v < SP_POOL_LOW_BUDGET) {
 		/* say which quantity is low: MemFree itself, or what is left of it
 		 * once the reserve (or the cgroup's limit) is counted */
 		v->trouble = true;
@@ -91,7 +88,7 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 		if (s->budget.cgroup_bound)
 			snprintf(t, sizeof t, "TROUBLE: the budget (cgroup headroom) is %s, under 1 GiB: a new allocation in "
 				 "this cgroup fails", sp_fmt_gib(g1, sizeof g1, (double)s->budget.now.v));
-		else if (isfinite(mfree) && mfree < (double)TROUBLE_BUDGET)
+		else if (isfinite(mfree) && mfree < (double)SP_POOL_LOW_BUDGET)
 			snprintf(t, sizeof t, "TROUBLE: MemFree is %s, under 1 GiB: a new allocation can wedge the machine",
 				 sp_fmt_gib(g1, sizeof g1, mfree));
 		else
@@ -101,7 +98,7 @@ static void judge(const struct sp_sample *s, const struct sp_spark *k, struct ve
 		vappend(v->line, sizeof v->line, "; ", t);
 	}
 	const struct sp_psi *pm = &s->psi[SP_PSI_MEMORY];
-	if (pm->why == SP_OK && pm->full.ok && pm->full.avg10 >= TROUBLE_PSI_FULL) {
+	if (pm->why == SP_OK && pm->full.ok && pm->full.avg10 >= SP_POOL_PSI_FULL_TROUBLE) {
 		v->trouble = true;
 		snprintf(t, sizeof t, "TROUBLE: memory pressure (PSI full %.1f%%)", pm->full.avg10);
 		vappend(v->line, sizeof v->line, "; ", t);

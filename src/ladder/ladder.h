@@ -9,6 +9,7 @@
 #include "probe/sample.h"
 #include "probe/poolmodel.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,25 @@ int sp_ladder_state_dir(char *out, size_t n);
  * caller's: otherwise another user could steer root's ladder, so it is
  * refused (-EPERM, msg says why). Returns the folder's fd or -errno. */
 int sp_ladder_state_lock(const char *dir, const char *file, char *msg, size_t n);
+
+/* One job's state on disk from the ladder's load to its save, the state
+ * folder locked between (one read-modify-write; state.c). */
+struct sp_ladder_job {
+	char job[128];
+	char dir[PATH_MAX];
+	char path[PATH_MAX];
+	bool have_path;            /* false: the rungs tried are not remembered */
+	int lock_fd;
+	struct sp_ladder_state st;
+	char warn[PATH_MAX + 400]; /* what the last call could not do, and so what it did instead; "" none */
+};
+/* The job (job: --job NAME, else named from the log's real path, else the
+ * working directory), its state folder locked and its state loaded (reset:
+ * started over). Never fails: a state that cannot be read or kept is
+ * started over or not remembered, and warn says so. */
+void sp_ladder_job_open(struct sp_ladder_job *j, const char *job, const char *log, bool reset);
+/* Save j->st (stamped now) and unlock the folder; 0, or -errno with warn set. */
+int sp_ladder_job_save(struct sp_ladder_job *j);
 
 /* ---- the ladder ----------------------------------------------------------------- */
 /* The lowest rung not tried (never skip ahead), 0 when all four were. */
@@ -160,7 +180,7 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 bool sp_ladder_weights_exceed(const struct sp_job_facts *f);
 /* Rung 1 compacts as well as flushes: the log shows a contiguous allocation
  * failing, or the machine has under SP_CONTIG_LOW free in 2 MiB blocks. */
-#define SP_CONTIG_LOW (1ULL << 30)
+#define SP_CONTIG_LOW SP_POOL_LOW_CONTIG /* one constant, beside the pool model */
 bool sp_ladder_compact(const struct sp_job_facts *f);
 /* The fragmentation advice for the log's figures, "" when it does not apply. */
 void sp_ladder_fragmentation(const struct sp_job_facts *f, char *buf, size_t n);

@@ -469,6 +469,16 @@ static int history(struct sp_tv_grid *g, int r, int max_rows, const struct sp_to
 	return r;
 }
 
+/* a resource's pressure colour: the pool model's PSI thresholds (status's too) */
+static enum sp_tv_attr psi_attr(const struct sp_psi *p)
+{
+	if (p->full.ok)
+		return p->full.avg10 >= SP_POOL_PSI_FULL_TROUBLE ? SP_TVA_ALERT
+		       : p->some.avg10 >= SP_POOL_PSI_SOME_WARN  ? SP_TVA_WARN
+								 : SP_TVA_NONE;
+	return p->some.avg10 >= SP_POOL_PSI_SOME_ONLY_WARN ? SP_TVA_WARN : SP_TVA_NONE;
+}
+
 static int pressure(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 {
 	int c = put(g, r, 0, SP_TVA_BOLD, "PSI  ");
@@ -478,10 +488,9 @@ static int pressure(struct sp_tv_grid *g, int r, const struct sp_topview_in *in)
 		if (p->why != SP_OK)
 			c = putf(g, r, c, SP_TVA_DIM, "%s %s  ", n, sp_why_key(p->why));
 		else if (p->full.ok)
-			c = putf(g, r, c, p->full.avg10 >= 10 ? SP_TVA_ALERT : p->some.avg10 >= 10 ? SP_TVA_WARN : SP_TVA_NONE,
-				 "%s %.1f/%.1f%%  ", n, p->some.avg10, p->full.avg10);
+			c = putf(g, r, c, psi_attr(p), "%s %.1f/%.1f%%  ", n, p->some.avg10, p->full.avg10);
 		else
-			c = putf(g, r, c, p->some.avg10 >= 25 ? SP_TVA_WARN : SP_TVA_NONE, "%s %.1f%%  ", n, p->some.avg10);
+			c = putf(g, r, c, psi_attr(p), "%s %.1f%%  ", n, p->some.avg10);
 	}
 	put(g, r, c, SP_TVA_DIM, "(avg10 some/full)");
 	return r + 1;

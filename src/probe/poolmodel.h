@@ -21,10 +21,19 @@
 #define SP_POOLMODEL_H
 #include "probe/sample.h"
 
-/* The thresholds beside the model, once. */
+/* The thresholds beside the model, once: every command that judges the pool
+ * (status's verdict, top's colours, the ladder's rung 1, the load guard's
+ * default floor) reads them here, never a copy. */
 #define SP_POOL_LOW_BUDGET (1ULL << 30) /* a budget under this is trouble (status, top) */
 #define SP_POOL_LOW_CONTIG (1ULL << 30) /* free in 2 MiB blocks under this: the driver's large allocations can fail */
 #define SP_POOL_SMALL_CAP 0.5           /* a server cap at or under this fraction is judged fine, and advised */
+/* pressure stall (PSI avg10, percent of the last 10 s): memory's "full" at
+ * or over this is trouble (status) and alarm (top); a resource's "some" at
+ * or over SOME_WARN is a warning (top), over SOME_ONLY_WARN for a resource
+ * that has no "full" line (cpu) */
+#define SP_POOL_PSI_FULL_TROUBLE 10.0
+#define SP_POOL_PSI_SOME_WARN 10.0
+#define SP_POOL_PSI_SOME_ONLY_WARN 25.0
 
 struct sp_pool {
 	enum sp_why why;       /* meminfo's: SP_OK or why not */

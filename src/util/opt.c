@@ -132,18 +132,16 @@ static const char *apply(const struct sp_option *o, const char *v, char *why, si
 		*(double *)o->target = x;
 		return NULL;
 	}
-	case SP_OPTK_ENUM:
-		for (int i = 0; o->words[i]; i++)
-			if (strcmp(v, o->words[i]) == 0) {
-				*(int *)o->target = i;
-				return NULL;
-			}
-		{
-			size_t at = (size_t)snprintf(why, n, "is not one of");
-			for (int i = 0; o->words[i] && at < n; i++)
-				at += (size_t)snprintf(why + at, n - at, "%s %s", i ? " |" : "", o->words[i]);
+	case SP_OPTK_ENUM: {
+		int x;
+		char list[200];
+		if (sp_word_find(o->words, v, &x)) {
+			*(int *)o->target = x;
+			return NULL;
 		}
+		snprintf(why, n, "is not %s", sp_word_list(o->words, list, sizeof list));
 		return why;
+	}
 	case SP_OPTK_PATH:
 		if (!*v)
 			return "is not a file name";

@@ -19,6 +19,8 @@
  * "see 'sparkops CMD --help'" and exit 2. */
 #ifndef SP_OPT_H
 #define SP_OPT_H
+#include "util/words.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,7 +37,7 @@ enum sp_opt_kind {
 	SP_OPTK_INT,      /* int *: a whole number in [lo, hi] */
 	SP_OPTK_LONG,     /* long *: a whole number in [lo, hi] */
 	SP_OPTK_PERCENT,  /* double *: a percentage strictly between 0 and 100 ("15" or "15%") */
-	SP_OPTK_ENUM,     /* int *: the index of the value in .words */
+	SP_OPTK_ENUM,     /* an enum (int-sized) *: the value of the word in .words (util/words.h) */
 	SP_OPTK_STRING,   /* const char **: the value as given */
 	SP_OPTK_PATH,     /* const char **: a file name (not empty) */
 	SP_OPTK_CALLBACK, /* .cb(target, value): NULL, or what is wrong ("is not a rung") */
@@ -62,7 +64,7 @@ struct sp_option {
 	const char *argh;         /* the value's name in the help: "SIZE", "N" */
 	const char *help;         /* one line; '\n' continues under the help column */
 	double lo, hi;            /* bounds of a number, size or duration (hi 0: none) */
-	const char *const *words; /* SP_OPTK_ENUM: the accepted values, NULL-terminated */
+	const struct sp_word *words; /* SP_OPTK_ENUM: the words and their values, {NULL}-terminated */
 	const char *(*cb)(void *target, const char *value);
 	int ival;                 /* SP_OPTK_SETINT */
 	unsigned flags;
@@ -83,7 +85,12 @@ struct sp_option {
 #define SP_OPT_LONG(l, t, a, lo_, hi_, h) \
 	{ .kind = SP_OPTK_LONG, .long_name = (l), .target = (t), .argh = (a), .help = (h), .lo = (lo_), .hi = (hi_) }
 #define SP_OPT_PERCENT(l, t, a, h) { .kind = SP_OPTK_PERCENT, .long_name = (l), .target = (t), .argh = (a), .help = (h) }
-#define SP_OPT_ENUM(l, t, a, w, h) { .kind = SP_OPTK_ENUM, .long_name = (l), .target = (t), .argh = (a), .words = (w), .help = (h) }
+/* SP_OPT_ENUM stores the word's value through an int: t must point to an
+ * int-sized object (an enum, an int), checked when it compiles. A bad word
+ * is "--x: 'v' is not a, b or c", the table's listed words. */
+#define SP_OPT_INT_SIZED(t) ((void *)((t) + 0 * sizeof(char[sizeof *(t) == sizeof(int) ? 1 : -1])))
+#define SP_OPT_ENUM(l, t, a, w, h) \
+	{ .kind = SP_OPTK_ENUM, .long_name = (l), .target = SP_OPT_INT_SIZED(t), .argh = (a), .words = (w), .help = (h) }
 #define SP_OPT_STRING(l, t, a, h) { .kind = SP_OPTK_STRING, .long_name = (l), .target = (t), .argh = (a), .help = (h) }
 #define SP_OPT_PATH(l, t, a, h) { .kind = SP_OPTK_PATH, .long_name = (l), .target = (t), .argh = (a), .help = (h) }
 #define SP_OPT_OUT_PATH(l, t, a, h) \

@@ -8,13 +8,15 @@
  * --ready or the known servers' lines. Why: docs/run.md "Surviving a model load". */
 #ifndef SP_LOADGUARD_H
 #define SP_LOADGUARD_H
+#include "probe/poolmodel.h"
+
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define SP_LG_DEFAULT_FLOOR (8ULL << 30)        /* MemFree, on a unified-memory pool */
-#define SP_LG_DEFAULT_CONTIG_FLOOR (1ULL << 30) /* free in 2 MiB blocks */
+#define SP_LG_DEFAULT_CONTIG_FLOOR SP_POOL_LOW_CONTIG /* free in 2 MiB blocks: the pool model's low mark */
 #define SP_LG_DEFAULT_DEADLINE_S (45.0 * 60)
 #define SP_LG_COOLDOWN_S 1.0                   /* at most one action a second */
 #define SP_LG_LOOK_S 0.25                      /* how often it looks */

@@ -10,7 +10,7 @@
 #include <math.h>
 
 #include "shapes.h"
-#include "account/plan.h"
+#include "account/fit.h"
 
 #define GiB 1073741824.0
 

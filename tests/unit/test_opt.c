@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const methods[] = { "full", "lora", "qlora", NULL };
+/* the values are not the indexes: the table stores the value itself */
+static const struct sp_word methods[] = {
+	{ "full", 10, 0, NULL }, { "lora", 20, 0, NULL }, { "qlora", 30, 0, NULL },
+	{ "q-lora", 30, SP_WORD_UNLISTED, NULL }, { NULL, 0, 0, NULL },
+};
 
 struct vals {
 	bool json;
@@ -87,7 +91,7 @@ static void values(void **st)
 	assert_true(V.pct == 15);
 	assert_int_equal(V.n, 8);
 	assert_int_equal(V.count, 3);
-	assert_int_equal(V.method, 2);
+	assert_int_equal(V.method, 30);
 	assert_string_equal(V.log, "x.csv");
 	assert_string_equal(V.name, "");
 	assert_int_equal(V.cb_calls, 1);
@@ -125,7 +129,10 @@ static void errors(void **st)
 	assert_int_equal(parse("--batch", "8x", NULL), -2);
 	assert_int_equal(parse("--count", "99999999999999999999", NULL), -2);
 	assert_int_equal(parse("--method", "lroa", NULL), -2);
-	assert_string_equal(err, "--method: 'lroa' is not one of full | lora | qlora");
+	assert_string_equal(err, "--method: 'lroa' is not full, lora or qlora");
+	/* an alias, any case: the value itself */
+	assert_true(parse("--method", "Q-LoRA", NULL) >= 0);
+	assert_int_equal(V.method, 30);
 	assert_int_equal(parse("--log", "", NULL), -2);
 	assert_string_equal(err, "--log: '' is not a file name");
 	assert_int_equal(parse("--even", "3", NULL), -2);

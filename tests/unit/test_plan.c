@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "account/plan.h"
+#include "account/fit.h"
 #include "shapes.h"
 
 #define GiB (1ULL << 30)

@@ -1,42 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Planning around the footprint: co-hosted servers, the verdict, the
- * nearest anchor and the cheapest change that fits. Pure: no I/O. */
-#ifndef SP_PLAN_H
-#define SP_PLAN_H
+/* The verdict of a plan against its budget, the nearest anchor, the
+ * cheapest change that fits, more Sparks, a smaller model and --solve
+ * (fit.c). Pure: no I/O. */
+#ifndef SP_FIT_H
+#define SP_FIT_H
+#include "account/budget.h"
 #include "account/footprint.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- --cohost SPEC ---------------------------------------------------------- */
-enum sp_cohost_kind { SP_COHOST_VLLM, SP_COHOST_OLLAMA_SIZE, SP_COHOST_OLLAMA_FILE };
-struct sp_cohost {
-	enum sp_cohost_kind kind;
-	double frac;       /* vllm: gpu_memory_utilization, (0, 1] */
-	uint64_t bytes;    /* ollama: SIZE, or the gguf's size once stat'ed */
-	char path[512];    /* ollama: FILE.gguf */
-};
-/* "vllm:0.5", "ollama:12GiB", "ollama:/models/x.gguf" from a buffer (not
- * NUL-terminated). Returns 0, or -1 with a one-line reason in err. */
-int sp_cohost_parse(const char *buf, size_t len, struct sp_cohost *c, char *err, size_t errlen);
-/* bytes the server keeps out of a pool of pool_total bytes */
-uint64_t sp_cohost_bytes(const struct sp_cohost *c, uint64_t pool_total);
-
-/* ---- the budget a plan is judged against ---------------------------------------- */
-struct sp_plan_budget {
-	uint64_t bytes;          /* what the job can count on (device side on discrete) */
-	uint64_t raw_bytes;      /* before the co-hosted servers */
-	uint64_t after_flush;    /* live: plus what a cache flush returns (0: unknown) */
-	uint64_t host_bytes;     /* discrete: system memory for the host side (0: unknown) */
-	uint64_t pool_total;     /* what vllm:FRACTION is a share of */
-	uint64_t cohost_bytes;   /* what the co-hosted servers keep */
-	const char *source;      /* "live", "--budget" */
-	bool uma;                /* one pool for CPU and GPU */
-	const char *uma_source;  /* "--uma", "detected from the GPU", "no GPU found: system memory" */
-};
-/* Take n co-hosted servers (ollama files already sized) out of b: sets
- * cohost_bytes, and bytes and after_flush less it (never below 0). */
-void sp_budget_less_cohosts(struct sp_plan_budget *b, const struct sp_cohost *c, int n);
 
 /* ---- the verdict ------------------------------------------------------------ */
 enum sp_verdict { SP_FITS, SP_TIGHT, SP_NO };
@@ -103,6 +75,7 @@ int sp_fit_smaller(const struct sp_model_shape *m, const struct sp_model_shape *
 
 /* ---- to the limit ------------------------------------------------------------------ */
 enum sp_solve_what { SP_SOLVE_NONE, SP_SOLVE_SEQ, SP_SOLVE_BATCH };
+extern const struct sp_word sp_solve_words[]; /* --solve's: "seq", "batch" */
 /* The largest packing length (a multiple of 64, up to 2^24) or micro-batch
  * (up to 65536) whose plan, the rest of o as given, the verdict calls "fits"
  * (headroom kept) against budget (per node with o->nodes): a binary search
@@ -110,6 +83,20 @@ enum sp_solve_what { SP_SOLVE_NONE, SP_SOLVE_SEQ, SP_SOLVE_BATCH };
  * need), or 0 when not even 64 tokens / a batch of 1 fits. */
 int sp_solve(const struct sp_model_shape *m, const struct sp_plan_opts *o, uint64_t budget, enum sp_solve_what what,
 	     uint64_t *need);
+/* --solve as the plan's verdict says it: sp_solve's search, then walked
+ * (bounded) until its answer is what sp_plan_judge's verdict calls fits
+ * against b (the per-node need; no when a discrete host side is short),
+ * and the step past it with its verdict (tight or no). 0, or -1 out of
+ * memory. */
+struct sp_solve_answer {
+	int value;                     /* the largest --seq / --batch that fits; 0: none */
+	uint64_t need;                 /* its need */
+	int next;                      /* one step past it (the smallest value when none fits) */
+	enum sp_verdict next_verdict;  /* tight or no */
+	uint64_t next_need;
+};
+int sp_solve_judged(const struct sp_model_shape *m, const struct sp_plan_opts *o, const struct sp_plan_budget *b,
+		    enum sp_solve_what what, struct sp_solve_answer *r);
 
 /* ---- the whole judgement of one plan ----------------------------------------------- */
 struct sp_judgement {
