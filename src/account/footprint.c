@@ -19,6 +19,7 @@ static const char *const strategy_names[SP_STRAT_N] = { "none", "ddp", "fsdp", "
 static const char *const loss_names[SP_LOSS_N] = { "default", "fp32", "bf16", "chunked" };
 static const char *const kv_names[SP_KV_N] = { "dynamic", "static", "legacy" };
 static const char *const measure_names[SP_MEASURE_N] = { "process", "reserved", "allocated" };
+static const char *const padding_names[SP_PAD_N] = { "max", "longest" };
 static const char *const term_keys[SP_T_N] = {
 	"weights", "kbit_upcast", "adapter", "gradients", "optimizer", "master_weights",
 	"activations", "activations_offloaded", "logits", "kv_cache", "dequant_buffers",
@@ -58,6 +59,8 @@ int sp_kv_cache_parse(const char *s) { return lookup(s, kv_names, SP_KV_N); }
 int sp_measure_parse(const char *s) { return lookup(s, measure_names, SP_MEASURE_N); }
 const char *sp_kv_cache_name(enum sp_kv_cache v) { return (unsigned)v < SP_KV_N ? kv_names[v] : "?"; }
 const char *sp_measure_name(enum sp_measure v) { return (unsigned)v < SP_MEASURE_N ? measure_names[v] : "?"; }
+int sp_padding_parse(const char *s) { return lookup(s, padding_names, SP_PAD_N); }
+const char *sp_padding_name(enum sp_padding v) { return (unsigned)v < SP_PAD_N ? padding_names[v] : "?"; }
 
 int sp_cdtype_parse(const char *s)
 {
@@ -181,6 +184,7 @@ void sp_plan_opts_init(struct sp_plan_opts *o)
 	o->kv_cache = SP_KV_DYNAMIC;
 	o->prompt = 0;
 	o->measure = SP_MEASURE_PROCESS;
+	o->padding = SP_PAD_MAX;
 }
 
 /* ---- the shape ----------------------------------------------------------------- */
@@ -342,6 +346,9 @@ unsigned sp_lora_targets_counted(const struct sp_model_shape *m, unsigned t)
 #define ALLOC_SLACK 0.05
 /* HF's default safetensors shard size (max_shard_size="5GB") */
 #define SHARD_BYTES 5e9
+/* --padding longest: the loss buffers reserved once more at the longest
+ * shape (the segments of an earlier, shorter step's buffers; docs/plan.md) */
+#define VARLEN_LOSS_SETS 1.0
 
 /* bytes per param of a pre-quantized checkpoint, scales included:
  * MXFP4 an 8-bit scale per 32, NVFP4 an FP8 scale per 16, GPTQ/AWQ an fp16
@@ -540,33 +547,48 @@ static void overlap(const uint64_t *term, double freed, bool train, uint64_t *bw
 		*ov = *bwd < *step ? *bwd : *step;
 }
 
+/* The optimizer step's own temporary (foreach AdamW) lives with the
+ * gradients only: the peak is the rest + max(backward phase, gradients +
+ * temporary), which is more than the rest + max(backward phase,
+ * gradients) by what this returns. */
+static uint64_t step_extra(uint64_t bwd, uint64_t grads, uint64_t tmp)
+{
+	if (!tmp || bwd >= SP_BYTES_SAT || grads >= SP_BYTES_SAT)
+		return tmp;
+	uint64_t with = sp_bytes_add(grads, tmp), without = grads;
+	with = with > bwd ? with : bwd;
+	without = without > bwd ? without : bwd;
+	return with - without;
+}
+
 static uint64_t sub_overlap(uint64_t total, uint64_t ov)
 {
 	return total >= SP_BYTES_SAT ? total : total > ov ? total - ov : 0;
 }
 
-void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
+/* what the job keeps of the base: the quantization in force (qlora implies
+ * nf4, full fine-tuning none) */
+static enum sp_quant job_quant(const struct sp_plan_opts *o)
 {
-	memset(f, 0, sizeof *f);
-	double t[SP_T_N] = { 0 };
-	bool gated = sp_shape_gated(m);
+	enum sp_quant q = o->quant;
+	if (o->method == SP_METHOD_QLORA && q == SP_QUANT_NONE)
+		q = SP_QUANT_NF4;
+	if (o->method == SP_METHOD_FULL)
+		q = SP_QUANT_NONE; /* full fine-tuning updates 16/32-bit weights */
+	return q;
+}
+
+/* the base weights (and HF's k-bit upcast of what stays unquantized) */
+static void weight_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, enum sp_quant q, double *t,
+			 struct sp_footprint *f)
+{
 	bool arch = m->n_layers > 0 && m->hidden > 0;
-	f->gated_mlp = gated;
 	double P = m->params;
 	double lin = m->linear_params > 0 ? m->linear_params : 0.96 * P;
 	if (lin > P)
 		lin = P;
 	double unq = P - lin;
 	double db = cdt_bytes(o->dtype);
-	bool train = o->method != SP_METHOD_INFER;
-	enum sp_quant q = o->quant;
-	if (o->method == SP_METHOD_QLORA && q == SP_QUANT_NONE)
-		q = SP_QUANT_NF4;
-	if (o->method == SP_METHOD_FULL)
-		q = SP_QUANT_NONE; /* full fine-tuning updates 16/32-bit weights */
-	f->params = P;
-
-	/* weights */
 	if (m->prequantized && m->have_tensors && m->weight_bytes > 0 && o->method != SP_METHOD_FULL) {
 		t[SP_T_WEIGHTS] = (double)m->weight_bytes;
 		f->quantized_params = lin;
@@ -587,103 +609,124 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		t[SP_T_WEIGHTS] = (lin + head) * quant_bytes(q, db, o->no_double_quant) + (unq - head) * db;
 		f->quantized_params = lin + head;
 		unq -= head;
-		if (train && o->framework == SP_FW_HF && db < 4)
+		if (o->method != SP_METHOD_INFER && o->framework == SP_FW_HF && db < 4)
 			t[SP_T_KBIT_UPCAST] = unq * (4 - db);
 	} else {
 		t[SP_T_WEIGHTS] = P * db;
 	}
+}
 
-	/* trainable parameters, their gradients and optimizer state */
+/* Adafactor's factored second moment: a row and a column vector per matrix, fp32 */
+static double adafactor_bytes(const struct sp_model_shape *m, const struct sp_plan_opts *o, double T, bool arch)
+{
+	double h = m->hidden, r = o->lora_rank, L = m->n_layers;
+	if (!arch)
+		return T * 4 * 0.002;
+	if (o->method == SP_METHOD_FULL)
+		return 4 * (L * 7 * (h + mlp_width(m)) * (m->n_experts > 0 ? m->n_experts : 1) + (double)m->vocab + h);
+	int nt = 0;
+	unsigned ct = sp_lora_targets_counted(m, o->lora_targets);
+	for (int i = 0; i < 8; i++)
+		nt += (int)(ct >> i & 1);
+	return 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
+}
+
+/* the trainable parameters: the adapter, their gradients, the optimizer's
+ * state, the master copy; and the optimizer step's own temporary (foreach
+ * AdamW's one-state-sized sqrt, live with the gradients) into *step_tmp */
+static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double *t,
+			    struct sp_footprint *f, double *step_tmp)
+{
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	double db = cdt_bytes(o->dtype);
 	double pb = db; /* bytes per trainable param */
 	double T = 0;
+	*step_tmp = 0;
 	if (o->method == SP_METHOD_FULL) {
-		T = P;
+		T = m->params;
 	} else if (o->method == SP_METHOD_LORA || o->method == SP_METHOD_QLORA) {
 		f->lora_params = sp_lora_params(m, o->lora_rank, o->lora_targets);
 		if (!arch) /* no architecture: PEFT's all-linear r=16 share is ~0.5% */
-			f->lora_params = P * 0.0052 * o->lora_rank / 16.0;
+			f->lora_params = m->params * 0.0052 * o->lora_rank / 16.0;
 		T = f->lora_params;
 		/* PEFT keeps adapters in fp32 (autocast_adapter_dtype); torchtune in the model dtype */
 		pb = o->framework == SP_FW_TORCHTUNE ? db : 4.0;
 		t[SP_T_ADAPTER] = T * pb;
 	}
 	f->trainable_params = T;
-	if (train) {
-		t[SP_T_GRADIENTS] = T * pb;
-		switch (o->optim) {
-		case SP_OPTIM_ADAMW:
-			t[SP_T_OPTIMIZER] = T * 2 * pb; /* exp_avg, exp_avg_sq in the param dtype */
-			break;
-		case SP_OPTIM_ADAMW8BIT:
-		case SP_OPTIM_PAGED_ADAMW8BIT:
-			t[SP_T_OPTIMIZER] = T * (2 + 8.0 / 2048); /* two 8-bit states + fp32 absmax per 2048 */
-			break;
-		case SP_OPTIM_SGD:
-			t[SP_T_OPTIMIZER] = 0; /* torch.optim.SGD, momentum=0 (its default) */
-			break;
-		case SP_OPTIM_ADAFACTOR: {
-			/* factored second moment: a row and a column vector per matrix, fp32 */
-			double h = m->hidden, r = o->lora_rank;
-			double L = m->n_layers;
-			if (!arch)
-				t[SP_T_OPTIMIZER] = T * 4 * 0.002;
-			else if (o->method == SP_METHOD_FULL)
-				t[SP_T_OPTIMIZER] = 4 * (L * 7 * (h + mlp_width(m)) * (m->n_experts > 0 ? m->n_experts : 1) +
-							 (double)m->vocab + h);
-			else {
-				int nt = 0;
-				unsigned ct = sp_lora_targets_counted(m, o->lora_targets);
-				for (int i = 0; i < 8; i++)
-					nt += (int)(ct >> i & 1);
-				t[SP_T_OPTIMIZER] = 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
-			}
-			break;
-		}
-		default:
-			break;
-		}
-		if (o->master_weights && pb < 4)
-			t[SP_T_MASTER] = T * 4;
+	if (o->method == SP_METHOD_INFER)
+		return;
+	t[SP_T_GRADIENTS] = T * pb;
+	switch (o->optim) {
+	case SP_OPTIM_ADAMW:
+		t[SP_T_OPTIMIZER] = T * 2 * pb; /* exp_avg, exp_avg_sq in the param dtype */
+		/* torch.optim.AdamW's default on CUDA is foreach (_multi_tensor_adamw):
+		 * exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), one state's size
+		 * over the whole group, while the gradients are live. torchtune's
+		 * recipes pass fused=True (one kernel a tensor, no copy). */
+		if (o->framework != SP_FW_TORCHTUNE)
+			*step_tmp = T * pb;
+		break;
+	case SP_OPTIM_ADAMW8BIT:
+	case SP_OPTIM_PAGED_ADAMW8BIT:
+		t[SP_T_OPTIMIZER] = T * (2 + 8.0 / 2048); /* two 8-bit states + fp32 absmax per 2048 */
+		break;
+	case SP_OPTIM_SGD:
+		t[SP_T_OPTIMIZER] = 0; /* torch.optim.SGD, momentum=0 (its default) */
+		break;
+	case SP_OPTIM_ADAFACTOR:
+		t[SP_T_OPTIMIZER] = adafactor_bytes(m, o, T, arch);
+		break;
+	default:
+		break;
 	}
+	if (o->master_weights && pb < 4)
+		t[SP_T_MASTER] = T * 4;
+}
 
-	/* activations */
+/* training's activations (device and offloaded) and loss buffers */
+static void train_act_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double al, double *t,
+			    struct sp_footprint *f)
+{
+	bool arch = m->n_layers > 0 && m->hidden > 0;
 	double tokens = (double)o->batch * o->seq;
 	double h = arch ? m->hidden : 4096, L = arch ? m->n_layers : 32;
-	/* a 4-bit bitsandbytes base under LoRA on bitsandbytes < 0.43.2 */
-	bool legacy = o->bnb_legacy && train && o->method != SP_METHOD_FULL && (q == SP_QUANT_NF4 || q == SP_QUANT_FP4) &&
-		      !m->prequantized;
-	double al = arch ? act_layer(m, o, gated, legacy) : tokens * 34 * h;
-	f->act_layer_bytes = al;
 	double io = tokens * 4 * h; /* embedding output, final norm */
-	if (train) {
-		if (!o->grad_ckpt && o->offload_activations) {
-			/* every saved activation to the host; one layer's in flight */
-			t[SP_T_ACT_OFFLOADED] = (L - 1) * al;
-			t[SP_T_ACTIVATIONS] = al + io;
-		} else if (!o->grad_ckpt) {
-			t[SP_T_ACTIVATIONS] = L * al + io;
-			f->act_freed_bytes = L * al;
-		} else {
-			double kept = L * 2 * tokens * h; /* each layer's input */
-			if (o->framework == SP_FW_UNSLOTH || o->offload_activations) {
-				t[SP_T_ACT_OFFLOADED] = kept;
-				t[SP_T_ACTIVATIONS] = al + 2 * tokens * h + io;
-			} else {
-				t[SP_T_ACTIVATIONS] = kept + al + io;
-				f->act_freed_bytes = kept;
-			}
-		}
-		double V = arch ? m->vocab : 128256;
-		double lg = tokens * V * logits_bytes_per_elem(o->framework, o->loss);
-		if (o->framework == SP_FW_UNSLOTH && o->loss == SP_LOSS_DEFAULT)
-			lg = (tokens < 1024 ? tokens : 1024) * V * 4;
-		t[SP_T_LOGITS] = lg;
+	if (!o->grad_ckpt && o->offload_activations) {
+		/* every saved activation to the host; one layer's in flight */
+		t[SP_T_ACT_OFFLOADED] = (L - 1) * al;
+		t[SP_T_ACTIVATIONS] = al + io;
+	} else if (!o->grad_ckpt) {
+		t[SP_T_ACTIVATIONS] = L * al + io;
+		f->act_freed_bytes = L * al;
 	} else {
-		infer_terms(m, o, al, arch, t, f);
+		double kept = L * 2 * tokens * h; /* each layer's input */
+		if (o->framework == SP_FW_UNSLOTH || o->offload_activations) {
+			t[SP_T_ACT_OFFLOADED] = kept;
+			t[SP_T_ACTIVATIONS] = al + 2 * tokens * h + io;
+		} else {
+			t[SP_T_ACTIVATIONS] = kept + al + io;
+			f->act_freed_bytes = kept;
+		}
 	}
+	double V = arch ? m->vocab : 128256;
+	double lg = tokens * V * logits_bytes_per_elem(o->framework, o->loss);
+	if (o->framework == SP_FW_UNSLOTH && o->loss == SP_LOSS_DEFAULT)
+		lg = (tokens < 1024 ? tokens : 1024) * V * 4;
+	t[SP_T_LOGITS] = lg;
+}
 
+/* the dequantization buffers, the context, the caching allocator's slack
+ * and the host process */
+static void fixed_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double *t, struct sp_footprint *f)
+{
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	bool train = o->method != SP_METHOD_INFER;
+	double lin = m->linear_params > 0 ? m->linear_params : 0.96 * m->params;
+	if (lin > m->params)
+		lin = m->params;
 	/* one layer's 16-bit weights: what a 4/8-bit base dequantizes at a time */
-	double layer16 = arch ? (lin / L) * 2 : P / 32 * 2;
+	double layer16 = arch ? (lin / m->n_layers) * 2 : m->params / 32 * 2;
 	f->layer_weight_bytes = layer16;
 	if (f->quantized_params > 0) {
 		double big = arch ? (double)m->hidden * mlp_width(m) * 2 : layer16 / 3;
@@ -694,8 +737,21 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	}
 	t[SP_T_CUDA_CONTEXT] = CUDA_CONTEXT_BYTES;
 	t[SP_T_ALLOCATOR] = ALLOC_SLACK * (t[SP_T_ACTIVATIONS] + t[SP_T_LOGITS] + t[SP_T_DEQUANT] + t[SP_T_KV_CACHE]);
+	/* batches of varying length (--padding longest): a step longer than
+	 * any before needs its loss buffers in new segments, which the
+	 * caching allocator cuts when no cached block is large enough; the
+	 * segments the earlier, shorter steps' buffers held stay reserved
+	 * (split by the smaller tensors placed in them since), so at the
+	 * longest shape reserved memory holds the loss buffers once more */
+	if (train && o->padding == SP_PAD_LONGEST)
+		t[SP_T_ALLOCATOR] += t[SP_T_LOGITS] * VARLEN_LOSS_SETS;
 	t[SP_T_HOST_PROCESS] = train ? HOST_TRAIN_BYTES : HOST_INFER_BYTES;
+}
 
+/* the sums, the peak, and the peak as o->measure's counter reads it */
+static void sum_terms(const double *t, const struct sp_plan_opts *o, double step_tmp, struct sp_footprint *f)
+{
+	bool train = o->method != SP_METHOD_INFER;
 	for (int i = 0; i < SP_T_N; i++) {
 		f->term[i] = u64(t[i], f, i);
 		if (sp_term_is_host((enum sp_term)i))
@@ -703,8 +759,12 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		else
 			f->device_bytes = sp_bytes_add(f->device_bytes, f->term[i]);
 	}
+	f->step_tmp_bytes = train ? u64(step_tmp, f, SP_T_OPTIMIZER) : 0;
 	overlap(f->term, f->act_freed_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes, &f->overlap_bytes);
 	f->device_bytes = sub_overlap(f->device_bytes, f->overlap_bytes);
+	f->device_bytes = sp_bytes_add(f->device_bytes, step_extra(f->backward_phase_bytes, f->step_phase_bytes,
+								   f->step_tmp_bytes));
+	f->step_phase_bytes = sp_bytes_add(f->step_phase_bytes, f->step_tmp_bytes);
 	f->peak_bytes = o->uma ? sp_bytes_add(f->device_bytes, f->host_bytes) : f->device_bytes;
 	/* torch's counters see neither the CUDA context nor the host side;
 	 * allocated not the caching allocator's slack either */
@@ -715,14 +775,19 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 			off += f->term[SP_T_ALLOCATOR];
 		f->measure_bytes = f->device_bytes > off ? f->device_bytes - off : 0;
 	}
+}
 
-	/* the load: a checkpoint is mmapped and copied. While a shard is being
-	 * copied its mapped pages and the copy of everything before it occupy
-	 * the pool; pages of shards already read stay behind as clean page
-	 * cache, which the kernel reclaims under pressure (load_cache_bytes
-	 * reports them). A GGUF (llama.cpp) or a checkpoint under 5 GB is
-	 * mapped whole. A 4-bit base quantized on load from 16-bit shards adds
-	 * one layer's 16-bit weights. */
+/* The load: a checkpoint is mmapped and copied. While a shard is being
+ * copied its mapped pages and the copy of everything before it occupy the
+ * pool; pages of shards already read stay behind as clean page cache,
+ * which the kernel reclaims under pressure (load_cache_bytes reports
+ * them). A GGUF (llama.cpp) or a checkpoint under 5 GB is mapped whole. A
+ * 4-bit base quantized on load from 16-bit shards adds one layer's 16-bit
+ * weights. */
+static void load_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, const double *t,
+		       struct sp_footprint *f)
+{
+	double P = m->params;
 	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes
 		      : m->prequantized && m->quant_bits > 0 ? t[SP_T_WEIGHTS] : P * 2;
 	f->load_file_bytes = u64(file, f, SP_T_N);
@@ -731,10 +796,39 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	double shard = m->source == SP_SRC_GGUF || file <= SHARD_BYTES ? file : file / ceil(file / SHARD_BYTES);
 	double mapped = shard;
 	if (f->quantized_params > 0 && !m->prequantized)
-		mapped = shard + layer16;
+		mapped = shard + f->layer_weight_bytes;
 	f->load_mapped_bytes = u64(mapped, f, SP_T_N);
 	double host_load = mapped + t[SP_T_HOST_PROCESS];
 	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load, f, SP_T_N);
+}
+
+void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
+{
+	memset(f, 0, sizeof *f);
+	double t[SP_T_N] = { 0 };
+	bool gated = sp_shape_gated(m);
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	bool train = o->method != SP_METHOD_INFER;
+	enum sp_quant q = job_quant(o);
+	f->gated_mlp = gated;
+	f->params = m->params;
+	weight_terms(m, o, q, t, f);
+	double step_tmp;
+	trainable_terms(m, o, t, f, &step_tmp);
+	/* a 4-bit bitsandbytes base under LoRA on bitsandbytes < 0.43.2 */
+	bool legacy = o->bnb_legacy && train && o->method != SP_METHOD_FULL && (q == SP_QUANT_NF4 || q == SP_QUANT_FP4) &&
+		      !m->prequantized;
+	double tokens = (double)o->batch * o->seq;
+	double h = arch ? m->hidden : 4096;
+	double al = arch ? act_layer(m, o, gated, legacy) : tokens * 34 * h;
+	f->act_layer_bytes = al;
+	if (train)
+		train_act_terms(m, o, al, t, f);
+	else
+		infer_terms(m, o, al, arch, t, f);
+	fixed_terms(m, o, t, f);
+	sum_terms(t, o, step_tmp, f);
+	load_terms(m, o, t, f);
 	snprintf(f->note, sizeof f->note, "%s%s", arch ? "" : "no architecture: activations from a Llama-like 4096-wide, 32-layer guess",
 		 m->prequantized ? (arch ? "weights as stored (pre-quantized)" : "; weights as stored (pre-quantized)") : "");
 	sp_footprint_nodes(m, o, f);
@@ -830,6 +924,9 @@ void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opt
 	}
 	overlap(tn, f->act_freed_bytes, train, &bwd, &step, &f->node_overlap_bytes);
 	dev = sub_overlap(dev, f->node_overlap_bytes);
+	/* the step's temporary is sharded with the state it copies */
+	uint64_t tmp = s == SP_STRAT_FSDP ? div_u(f->step_tmp_bytes, N) : f->step_tmp_bytes;
+	dev = sp_bytes_add(dev, step_extra(bwd, step, tmp));
 	f->node_peak_bytes = o->uma ? sp_bytes_add(dev, host) : dev;
 	/* the load: each node reads and copies its own share of the checkpoint
 	 * (FSDP's sharded load, TP/PP's slice); DDP and one node the whole model */

@@ -33,6 +33,11 @@ enum sp_kv_cache { SP_KV_DYNAMIC, SP_KV_STATIC, SP_KV_LEGACY, SP_KV_N };
  * max_memory_reserved (allocated + the caching allocator's slack), or the
  * process as NVML / nvidia-smi / the pool sees it (+ the CUDA context) */
 enum sp_measure { SP_MEASURE_PROCESS, SP_MEASURE_RESERVED, SP_MEASURE_ALLOCATED, SP_MEASURE_N };
+/* training batches: every one padded (or packed) to --seq, the same shapes
+ * every step; or each padded to its own longest sample, shapes that vary
+ * from step to step up to --seq (the caching allocator keeps the segments
+ * of earlier shapes: reserved memory at the longest shape holds more) */
+enum sp_padding { SP_PAD_MAX, SP_PAD_LONGEST, SP_PAD_N };
 
 /* LoRA target modules (bit mask) */
 enum {
@@ -63,6 +68,8 @@ const char *sp_kv_cache_name(enum sp_kv_cache v);
 int sp_kv_cache_parse(const char *s);
 const char *sp_measure_name(enum sp_measure v);
 int sp_measure_parse(const char *s);
+const char *sp_padding_name(enum sp_padding v);
+int sp_padding_parse(const char *s);
 /* "q,k,v,o,gate,up,down" (also q_proj ..., "all", "all-linear", "attn", "mlp");
  * returns the mask, or -1 naming nothing valid / an unknown module. */
 int sp_lora_targets_parse(const char *s);
@@ -93,6 +100,7 @@ struct sp_plan_opts {
 	int prompt;               /* infer: the prompt's tokens, prefilled at once (0: the whole --seq) */
 	enum sp_measure measure;  /* the counter measure_bytes estimates (process) */
 	bool quant_lm_head;       /* a 4/8-bit base quantizes the (untied) output projection too */
+	enum sp_padding padding;  /* training: batches of one length (max) or varying (longest) */
 };
 void sp_plan_opts_init(struct sp_plan_opts *o);
 
@@ -144,7 +152,8 @@ struct sp_footprint {
 	uint64_t overlap_bytes;
 	uint64_t backward_phase_bytes; /* saved activations freed in backward + logits */
 	double act_freed_bytes;   /* of the activations, what backward frees layer by layer */
-	uint64_t step_phase_bytes;     /* gradients */
+	uint64_t step_phase_bytes;     /* gradients + the optimizer step's temporary */
+	uint64_t step_tmp_bytes;  /* the optimizer step's own temporary (foreach AdamW: one state's size) */
 	double kv_per_token_bytes;/* infer: the KV cache of one token of one sequence */
 	uint64_t measure_bytes;   /* the peak as o->measure's counter reads it (discrete: no host side) */
 	bool prefill_peak;        /* infer: the prefill is the peak, not the last decode step */

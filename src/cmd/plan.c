@@ -124,6 +124,7 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
 	struct word kvc = { p->kv_cache, sp_kv_cache_parse, "is not static, dynamic or legacy" };
 	struct word meas = { p->measure, sp_measure_parse, "is not allocated, reserved or process" };
+	struct word pad = { p->padding, sp_padding_parse, "is not max or longest" };
 	int solve = -1;
 	int attn = p->attn == SP_ATTN_EAGER ? 1 : p->attn == SP_ATTN_MATH ? 3 : 0, uma = 2, ckpt = p->grad_ckpt;
 	const struct sp_option opts[] = {
@@ -172,6 +173,9 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_CALLBACK("measure", &meas, "C", opt_word,
 				"allocated | reserved | process: the counter measure_bytes estimates\n"
 				"(default process: what the pool sees, CUDA context included)"),
+		SP_OPT_CALLBACK("padding", &pad, "P", opt_word,
+				"training: max | longest: every batch padded (or packed) to --seq, or\n"
+				"each to its own longest sample: shapes vary, reserved memory grows (default max)"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
 		SP_OPT_CALLBACK("strategy", &strat, "S", opt_word,
@@ -204,6 +208,7 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	p->loss = (enum sp_loss)loss.v;
 	p->kv_cache = (enum sp_kv_cache)kvc.v;
 	p->measure = (enum sp_measure)meas.v;
+	p->padding = (enum sp_padding)pad.v;
 	a->strategy = strat.v;
 	/* solve is written through the table (cppcheck cannot see it) */
 	// cppcheck-suppress knownConditionTrueFalse
@@ -571,6 +576,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "prompt", json_integer(p->prompt > 0 ? p->prompt : p->seq));
 	json_object_set_new(o, "measure", json_string(sp_measure_name(p->measure)));
 	json_object_set_new(o, "quant_lm_head", json_boolean(p->quant_lm_head));
+	json_object_set_new(o, "padding", json_string(sp_padding_name(p->padding)));
 	return o;
 }
 
