@@ -383,14 +383,20 @@ static void full_overlap(void **st)
 	/* what backward frees: 32 layers' saved activations + 16 B per logit */
 	double act = 32 * f.act_layer_bytes, lg = T * 128256 * 16;
 	assert_within((double)f.backward_phase_bytes, act + lg, 1e-9);
-	assert_true(f.step_phase_bytes == f.term[SP_T_GRADIENTS]);
-	/* here the gradients (16 GB) are the smaller phase: all of them overlap */
-	assert_true(f.backward_phase_bytes > f.step_phase_bytes);
+	/* the step phase: the gradients and foreach AdamW's temporary, one
+	 * state (bf16 here) the size of every trainable parameter */
+	assert_true(f.step_tmp_bytes == (uint64_t)(2 * P));
+	assert_true(f.step_phase_bytes == f.term[SP_T_GRADIENTS] + f.step_tmp_bytes);
+	/* here the gradients (16 GB) and the temporary are the smaller phase: all of the gradients overlap */
+	assert_true(f.backward_phase_bytes > f.term[SP_T_GRADIENTS]);
 	assert_true(f.overlap_bytes == f.term[SP_T_GRADIENTS]);
 	uint64_t sum = 0;
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
-	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes && f.peak_bytes == f.device_bytes);
+	/* the peak: the rest + the larger phase (the step's, temporary included) */
+	uint64_t big = f.backward_phase_bytes > f.step_phase_bytes ? f.backward_phase_bytes : f.step_phase_bytes;
+	assert_true(f.device_bytes + f.host_bytes == sum - f.term[SP_T_GRADIENTS] - f.backward_phase_bytes + big &&
+		    f.peak_bytes == f.device_bytes);
 	/* with checkpointing and a short sequence the gradients dominate: the
 	 * checkpoints and logits are what overlaps */
 	o.grad_ckpt = true;
@@ -398,10 +404,54 @@ static void full_overlap(void **st)
 	o.seq = 256;
 	sp_footprint_compute(&m, &o, &f);
 	assert_within((double)f.overlap_bytes, 32 * 2 * 256 * 4096.0 + 256 * 128256 * 16.0, 1e-9);
+	/* the step phase is the peak: the temporary is on top of the gradients */
+	sum = 0;
+	for (int i = 0; i < SP_T_N; i++)
+		sum += f.term[i];
+	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes + f.step_tmp_bytes);
+	/* torchtune's recipes step a fused AdamW, 8-bit AdamW has no such copy */
+	o.framework = SP_FW_TORCHTUNE;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.step_tmp_bytes == 0);
+	o.framework = SP_FW_HF;
+	o.optim = SP_OPTIM_ADAMW8BIT;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.step_tmp_bytes == 0);
 	/* inference has no backward */
 	o = opts(SP_METHOD_INFER);
 	sp_footprint_compute(&m, &o, &f);
 	assert_true(f.overlap_bytes == 0);
+}
+
+/* --padding longest: the loss buffers once more in the caching allocator's
+ * slack; allocated memory does not see it, and inference has no loss */
+static void padding_longest(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.uma = false;
+	struct sp_footprint mx, lg;
+	for (int c = 0; c < 3; c++) {
+		o.measure = c == 0 ? SP_MEASURE_PROCESS : c == 1 ? SP_MEASURE_RESERVED : SP_MEASURE_ALLOCATED;
+		o.padding = SP_PAD_MAX;
+		sp_footprint_compute(&m, &o, &mx);
+		o.padding = SP_PAD_LONGEST;
+		sp_footprint_compute(&m, &o, &lg);
+		assert_true(lg.term[SP_T_LOGITS] == mx.term[SP_T_LOGITS]);
+		assert_true(lg.term[SP_T_ALLOCATOR] - mx.term[SP_T_ALLOCATOR] == mx.term[SP_T_LOGITS]);
+		if (c < 2)
+			assert_true(lg.measure_bytes - mx.measure_bytes == mx.term[SP_T_LOGITS]);
+		else
+			assert_true(lg.measure_bytes == mx.measure_bytes);
+	}
+	assert_true(sp_padding_parse("longest") == SP_PAD_LONGEST && sp_padding_parse("max") == SP_PAD_MAX &&
+		    sp_padding_parse("min") == -1);
+	o = opts(SP_METHOD_INFER);
+	sp_footprint_compute(&m, &o, &mx);
+	o.padding = SP_PAD_LONGEST;
+	sp_footprint_compute(&m, &o, &lg);
+	assert_true(lg.peak_bytes == mx.peak_bytes);
 }
 
 /* bitsandbytes' load_in_4bit without double quantization: 4.5 bits */
@@ -610,7 +660,7 @@ int main(void)
 		cmocka_unit_test(param_counts),    cmocka_unit_test(lora_counts),   cmocka_unit_test(targets_parse),
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
-		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap),  cmocka_unit_test(double_quant),
+		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap), cmocka_unit_test(padding_longest),  cmocka_unit_test(double_quant),
 		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy), cmocka_unit_test(one_norm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
