@@ -14,7 +14,7 @@ static const char *const method_names[SP_METHOD_N] = { "full", "lora", "qlora", 
 static const char *const cdtype_names[SP_CDT_N] = { "bf16", "fp16", "fp32" };
 static const char *const quant_names[SP_QUANT_N] = { "none", "int8", "nf4", "fp4" };
 static const char *const optim_names[SP_OPTIM_N] = { "adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor" };
-static const char *const fw_names[SP_FW_N] = { "hf", "unsloth", "torchtune" };
+static const char *const fw_names[SP_FW_N] = { "hf", "unsloth", "torchtune", "megatron" };
 static const char *const strategy_names[SP_STRAT_N] = { "none", "ddp", "fsdp", "tp", "pp" };
 static const char *const loss_names[SP_LOSS_N] = { "default", "fp32", "bf16", "chunked" };
 static const char *const kv_names[SP_KV_N] = { "dynamic", "static", "legacy" };
@@ -454,6 +454,11 @@ static double logits_bytes_per_elem(enum sp_framework fw, enum sp_loss loss)
 		return 16; /* fp32 upcast, shifted copy, log-softmax, its gradient */
 	case SP_FW_TORCHTUNE:
 		return 3.5; /* bf16 logits in 8 chunks + one chunk's fp32 loss */
+	case SP_FW_MEGATRON:
+		/* bf16 logits + their fp32 copy, which becomes the softmax in
+		 * place and is saved; backward writes the gradient into it and
+		 * autograd casts it to bf16 for the output layer */
+		return 6;
 	default:
 		return 0; /* Unsloth: fused/cut cross-entropy, see chunk below */
 	}
@@ -649,14 +654,30 @@ static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan
 		if (!arch) /* no architecture: PEFT's all-linear r=16 share is ~0.5% */
 			f->lora_params = m->params * 0.0052 * o->lora_rank / 16.0;
 		T = f->lora_params;
-		/* PEFT keeps adapters in fp32 (autocast_adapter_dtype); torchtune in the model dtype */
-		pb = o->framework == SP_FW_TORCHTUNE ? db : 4.0;
+		/* PEFT keeps adapters in fp32 (autocast_adapter_dtype); torchtune
+		 * and Megatron in the model dtype */
+		pb = o->framework == SP_FW_TORCHTUNE || o->framework == SP_FW_MEGATRON ? db : 4.0;
 		t[SP_T_ADAPTER] = T * pb;
 	}
 	f->trainable_params = T;
 	if (o->method == SP_METHOD_INFER)
 		return;
-	t[SP_T_GRADIENTS] = T * pb;
+	if (o->framework == SP_FW_MEGATRON) {
+		/* Megatron-core: gradients accumulate in a persistent fp32 main_grad
+		 * buffer (bf16 implies --accumulate-allreduce-grads-in-fp32), the
+		 * optimizer steps fp32 main params (--main-params-dtype fp32) with
+		 * fp32 states, in a fused kernel (no step copy) */
+		t[SP_T_GRADIENTS] = T * 4;
+		if (pb < 4)
+			t[SP_T_MASTER] = T * 4;
+		if (o->optim == SP_OPTIM_ADAMW) {
+			t[SP_T_OPTIMIZER] = T * 8;
+			return;
+		}
+		pb = 4; /* the other optimizers step the fp32 main params */
+	} else {
+		t[SP_T_GRADIENTS] = T * pb;
+	}
 	switch (o->optim) {
 	case SP_OPTIM_ADAMW:
 		t[SP_T_OPTIMIZER] = T * 2 * pb; /* exp_avg, exp_avg_sq in the param dtype */
@@ -664,7 +685,7 @@ static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan
 		 * exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), one state's size
 		 * over the whole group, while the gradients are live. torchtune's
 		 * recipes pass fused=True (one kernel a tensor, no copy). */
-		if (o->framework != SP_FW_TORCHTUNE)
+		if (o->framework != SP_FW_TORCHTUNE && o->framework != SP_FW_MEGATRON)
 			*step_tmp = T * pb;
 		break;
 	case SP_OPTIM_ADAMW8BIT:
@@ -682,6 +703,14 @@ static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan
 	}
 	if (o->master_weights && pb < 4)
 		t[SP_T_MASTER] = T * 4;
+}
+
+/* the gradients are freed and reallocated around backward (zero_grad's
+ * set_to_none), so they and the saved activations are never live at once;
+ * Megatron's main_grad buffer is allocated once and kept */
+static bool grads_transient(const struct sp_plan_opts *o)
+{
+	return o->method != SP_METHOD_INFER && o->framework != SP_FW_MEGATRON;
 }
 
 /* training's activations (device and offloaded) and loss buffers */
@@ -751,7 +780,7 @@ static void fixed_terms(const struct sp_model_shape *m, const struct sp_plan_opt
 /* the sums, the peak, and the peak as o->measure's counter reads it */
 static void sum_terms(const double *t, const struct sp_plan_opts *o, double step_tmp, struct sp_footprint *f)
 {
-	bool train = o->method != SP_METHOD_INFER;
+	bool train = grads_transient(o);
 	for (int i = 0; i < SP_T_N; i++) {
 		f->term[i] = u64(t[i], f, i);
 		if (sp_term_is_host((enum sp_term)i))
@@ -759,7 +788,7 @@ static void sum_terms(const double *t, const struct sp_plan_opts *o, double step
 		else
 			f->device_bytes = sp_bytes_add(f->device_bytes, f->term[i]);
 	}
-	f->step_tmp_bytes = train ? u64(step_tmp, f, SP_T_OPTIMIZER) : 0;
+	f->step_tmp_bytes = o->method != SP_METHOD_INFER ? u64(step_tmp, f, SP_T_OPTIMIZER) : 0;
 	overlap(f->term, f->act_freed_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes, &f->overlap_bytes);
 	f->device_bytes = sub_overlap(f->device_bytes, f->overlap_bytes);
 	f->device_bytes = sp_bytes_add(f->device_bytes, step_extra(f->backward_phase_bytes, f->step_phase_bytes,
@@ -870,7 +899,6 @@ void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opt
 {
 	int N = o->nodes > 1 ? o->nodes : 1;
 	enum sp_strategy s = N > 1 ? o->strategy : SP_STRAT_NONE;
-	bool train = o->method != SP_METHOD_INFER;
 	f->nodes = N;
 	f->strategy = s;
 	f->link_bytes = 0;
@@ -922,7 +950,7 @@ void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opt
 		else
 			dev = sp_bytes_add(dev, tn[i]);
 	}
-	overlap(tn, f->act_freed_bytes, train, &bwd, &step, &f->node_overlap_bytes);
+	overlap(tn, f->act_freed_bytes, grads_transient(o), &bwd, &step, &f->node_overlap_bytes);
 	dev = sub_overlap(dev, f->node_overlap_bytes);
 	/* the step's temporary is sharded with the state it copies */
 	uint64_t tmp = s == SP_STRAT_FSDP ? div_u(f->step_tmp_bytes, N) : f->step_tmp_bytes;

@@ -15,7 +15,10 @@ enum sp_method { SP_METHOD_FULL, SP_METHOD_LORA, SP_METHOD_QLORA, SP_METHOD_INFE
 enum sp_cdtype { SP_CDT_BF16, SP_CDT_FP16, SP_CDT_FP32, SP_CDT_N };
 enum sp_quant { SP_QUANT_NONE, SP_QUANT_INT8, SP_QUANT_NF4, SP_QUANT_FP4, SP_QUANT_N };
 enum sp_optim { SP_OPTIM_ADAMW, SP_OPTIM_ADAMW8BIT, SP_OPTIM_PAGED_ADAMW8BIT, SP_OPTIM_SGD, SP_OPTIM_ADAFACTOR, SP_OPTIM_N };
-enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_N };
+/* what the training stack keeps: HF Trainer + PEFT, Unsloth, torchtune,
+ * Megatron-core (+ TransformerEngine: fp32 main grads and main params, fused
+ * Adam, the vocab-parallel cross-entropy) */
+enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_MEGATRON, SP_FW_N };
 enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER, SP_ATTN_MATH };
 /* how the job spreads over --nodes N Sparks: none (one node), data parallel
  * (a full replica per node), fully sharded data parallel (parameters,

@@ -119,7 +119,7 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 	struct word dtype = { p->dtype, sp_cdtype_parse, "is not bf16, fp16 or fp32" };
 	struct word quant = { -1, sp_quant_parse, "is not none, int8, nf4 or fp4" };
 	struct word optim = { p->optim, sp_optim_parse, "is not adamw, adamw8bit, paged_adamw8bit, sgd or adafactor" };
-	struct word fw = { p->framework, sp_framework_parse, "is not hf, unsloth or torchtune" };
+	struct word fw = { p->framework, sp_framework_parse, "is not hf, unsloth, torchtune or megatron" };
 	struct word strat = { -1, sp_strategy_parse, "is not ddp, fsdp (training), tp or pp (serving)" };
 	struct word loss = { p->loss, sp_loss_parse, "is not fp32, bf16 or chunked" };
 	struct word kvc = { p->kv_cache, sp_kv_cache_parse, "is not static, dynamic or legacy" };
@@ -150,7 +150,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_CALLBACK("lora-targets", &p->lora_targets, "L", opt_targets,
 				"modules, e.g. q,v or q,k,v,o,gate,up,down (default: all linear)"),
 		SP_OPT_CALLBACK("framework", &fw, "F", opt_word,
-				"hf | unsloth | torchtune: what the stack keeps in memory (default hf)"),
+				"hf | unsloth | torchtune | megatron: what the stack keeps in memory\n"
+				"(default hf; megatron: Megatron-core, fp32 main grads and params)"),
 		SP_OPT_ENUM("attn", &attn, "A", attn_words,
 			    "sdpa (flash, the default) | eager (stores the attention scores) |\n"
 			    "math (SDPA's unfused fallback: keeps the softmax output)"),

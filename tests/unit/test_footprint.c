@@ -454,6 +454,34 @@ static void padding_longest(void **st)
 	assert_true(lg.peak_bytes == mx.peak_bytes);
 }
 
+/* --framework megatron: bf16 weights, fp32 main grads kept throughout, fp32
+ * main params and Adam states (18 bytes a parameter), fused Adam (no step
+ * copy), 6 bytes a logit */
+static void megatron_profile(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_FULL);
+	o.framework = SP_FW_MEGATRON;
+	o.grad_ckpt = false;
+	o.seq = 4096;
+	struct sp_footprint f;
+	sp_footprint_compute(&m, &o, &f);
+	double P = 8030261248.0;
+	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] + f.term[SP_T_MASTER] ==
+		    (uint64_t)(18 * P));
+	assert_true(f.step_tmp_bytes == 0 && f.overlap_bytes == 0);
+	assert_within((double)f.term[SP_T_LOGITS], 4096.0 * 128256 * 6, 1e-9);
+	assert_true(sp_framework_parse("megatron") == SP_FW_MEGATRON);
+	/* LoRA: the adapter in bf16, its main grad, main param and states in fp32 */
+	o = opts(SP_METHOD_LORA);
+	o.framework = SP_FW_MEGATRON;
+	sp_footprint_compute(&m, &o, &f);
+	double A = f.lora_params;
+	assert_true(A > 0 && f.term[SP_T_ADAPTER] == (uint64_t)(2 * A) && f.term[SP_T_GRADIENTS] == (uint64_t)(4 * A) &&
+		    f.term[SP_T_MASTER] == (uint64_t)(4 * A) && f.term[SP_T_OPTIMIZER] == (uint64_t)(8 * A));
+}
+
 /* bitsandbytes' load_in_4bit without double quantization: 4.5 bits */
 static void double_quant(void **st)
 {
@@ -660,7 +688,7 @@ int main(void)
 		cmocka_unit_test(param_counts),    cmocka_unit_test(lora_counts),   cmocka_unit_test(targets_parse),
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
-		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap), cmocka_unit_test(padding_longest),  cmocka_unit_test(double_quant),
+		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap), cmocka_unit_test(padding_longest), cmocka_unit_test(megatron_profile),  cmocka_unit_test(double_quant),
 		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy), cmocka_unit_test(one_norm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
