@@ -542,28 +542,17 @@ static uint64_t u64(double v, struct sp_footprint *f, int what)
  * step runs on the gradients after every activation is gone. One layer's
  * working set, the dequantization buffers and the slack stay through both.
  * The device side peaks at the larger phase; the smaller is the overlap. */
-static void overlap(const uint64_t *term, double freed, bool train, uint64_t *bwd, uint64_t *step, uint64_t *ov)
+static void overlap(const uint64_t *term, double freed, uint64_t step_tmp, bool train, uint64_t *bwd, uint64_t *step,
+		    uint64_t *ov)
 {
 	uint64_t act = freed < (double)term[SP_T_ACTIVATIONS] ? (uint64_t)llround(freed) : term[SP_T_ACTIVATIONS];
 	*bwd = sp_bytes_add(act, term[SP_T_LOGITS]);
-	*step = term[SP_T_GRADIENTS];
+	/* the step: the gradients and the optimizer's own copy (counted in the
+	 * optimizer term, live only while it steps) */
+	*step = sp_bytes_add(term[SP_T_GRADIENTS], step_tmp);
 	*ov = 0;
 	if (train && *bwd < SP_BYTES_SAT && *step < SP_BYTES_SAT)
 		*ov = *bwd < *step ? *bwd : *step;
-}
-
-/* The optimizer step's own temporary (foreach AdamW) lives with the
- * gradients only: the peak is the rest + max(backward phase, gradients +
- * temporary), which is more than the rest + max(backward phase,
- * gradients) by what this returns. */
-static uint64_t step_extra(uint64_t bwd, uint64_t grads, uint64_t tmp)
-{
-	if (!tmp || bwd >= SP_BYTES_SAT || grads >= SP_BYTES_SAT)
-		return tmp;
-	uint64_t with = sp_bytes_add(grads, tmp), without = grads;
-	with = with > bwd ? with : bwd;
-	without = without > bwd ? without : bwd;
-	return with - without;
 }
 
 static uint64_t sub_overlap(uint64_t total, uint64_t ov)
@@ -637,8 +626,8 @@ static double adafactor_bytes(const struct sp_model_shape *m, const struct sp_pl
 }
 
 /* the trainable parameters: the adapter, their gradients, the optimizer's
- * state, the master copy; and the optimizer step's own temporary (foreach
- * AdamW's one-state-sized sqrt, live with the gradients) into *step_tmp */
+ * state (and its step's own copy: foreach AdamW's one-state-sized sqrt,
+ * live with the gradients only; also into *step_tmp), the master copy */
 static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double *t,
 			    struct sp_footprint *f, double *step_tmp)
 {
@@ -687,6 +676,7 @@ static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan
 		 * recipes pass fused=True (one kernel a tensor, no copy). */
 		if (o->framework != SP_FW_TORCHTUNE && o->framework != SP_FW_MEGATRON)
 			*step_tmp = T * pb;
+		t[SP_T_OPTIMIZER] += *step_tmp;
 		break;
 	case SP_OPTIM_ADAMW8BIT:
 	case SP_OPTIM_PAGED_ADAMW8BIT:
@@ -789,11 +779,9 @@ static void sum_terms(const double *t, const struct sp_plan_opts *o, double step
 			f->device_bytes = sp_bytes_add(f->device_bytes, f->term[i]);
 	}
 	f->step_tmp_bytes = o->method != SP_METHOD_INFER ? u64(step_tmp, f, SP_T_OPTIMIZER) : 0;
-	overlap(f->term, f->act_freed_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes, &f->overlap_bytes);
+	overlap(f->term, f->act_freed_bytes, f->step_tmp_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes,
+		&f->overlap_bytes);
 	f->device_bytes = sub_overlap(f->device_bytes, f->overlap_bytes);
-	f->device_bytes = sp_bytes_add(f->device_bytes, step_extra(f->backward_phase_bytes, f->step_phase_bytes,
-								   f->step_tmp_bytes));
-	f->step_phase_bytes = sp_bytes_add(f->step_phase_bytes, f->step_tmp_bytes);
 	f->peak_bytes = o->uma ? sp_bytes_add(f->device_bytes, f->host_bytes) : f->device_bytes;
 	/* torch's counters see neither the CUDA context nor the host side;
 	 * allocated not the caching allocator's slack either */
@@ -950,11 +938,10 @@ void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opt
 		else
 			dev = sp_bytes_add(dev, tn[i]);
 	}
-	overlap(tn, f->act_freed_bytes, grads_transient(o), &bwd, &step, &f->node_overlap_bytes);
-	dev = sub_overlap(dev, f->node_overlap_bytes);
-	/* the step's temporary is sharded with the state it copies */
+	/* the step's copy is sharded with the state it copies */
 	uint64_t tmp = s == SP_STRAT_FSDP ? div_u(f->step_tmp_bytes, N) : f->step_tmp_bytes;
-	dev = sp_bytes_add(dev, step_extra(bwd, step, tmp));
+	overlap(tn, f->act_freed_bytes, tmp, grads_transient(o), &bwd, &step, &f->node_overlap_bytes);
+	dev = sub_overlap(dev, f->node_overlap_bytes);
 	f->node_peak_bytes = o->uma ? sp_bytes_add(dev, host) : dev;
 	/* the load: each node reads and copies its own share of the checkpoint
 	 * (FSDP's sharded load, TP/PP's slice); DDP and one node the whole model */

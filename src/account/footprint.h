@@ -156,7 +156,7 @@ struct sp_footprint {
 	uint64_t backward_phase_bytes; /* saved activations freed in backward + logits */
 	double act_freed_bytes;   /* of the activations, what backward frees layer by layer */
 	uint64_t step_phase_bytes;     /* gradients + the optimizer step's temporary */
-	uint64_t step_tmp_bytes;  /* the optimizer step's own temporary (foreach AdamW: one state's size) */
+	uint64_t step_tmp_bytes;  /* of the optimizer term, the step's own copy (foreach AdamW: one state's size) */
 	double kv_per_token_bytes;/* infer: the KV cache of one token of one sequence */
 	uint64_t measure_bytes;   /* the peak as o->measure's counter reads it (discrete: no host side) */
 	bool prefill_peak;        /* infer: the prefill is the peak, not the last decode step */

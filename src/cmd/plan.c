@@ -871,8 +871,8 @@ static void print_terms(const struct plan *pl, const struct style *st)
 	}
 	if (f->overlap_bytes)
 		printf("  %-22s %10s  %-6s %s\n", "not live at once", sp_fmt_gib(g1, sizeof g1, -(double)f->overlap_bytes), "device",
-		       f->overlap_bytes == f->term[SP_T_GRADIENTS]
-			       ? "gradients grow in backward as activations and loss buffers are freed"
+		       f->overlap_bytes == f->step_phase_bytes
+			       ? "gradients (and the optimizer's step copy) come as activations and loss buffers go"
 			       : "activations and loss buffers are freed before the gradients are complete");
 	printf("  %-22s %10s\n", "device side", sp_fmt_gib(g1, sizeof g1, (double)f->device_bytes));
 	printf("  %-22s %10s\n", "host side", sp_fmt_gib(g1, sizeof g1, (double)f->host_bytes));

@@ -134,22 +134,26 @@ static void trainable_terms(void **st)
 	struct sp_model_shape l8 = LLAMA31_8B, l2 = LLAMA2_7B;
 	struct sp_footprint f;
 	/* full fine-tune, bf16 params, torch AdamW keeps exp_avg/exp_avg_sq in
-	 * the param dtype: 2 (w) + 2 (g) + 4 (m, v) bytes per param */
+	 * the param dtype: 2 (w) + 2 (g) + 4 (m, v) bytes per param, and its
+	 * foreach step makes one state's copy (2) */
 	struct sp_plan_opts o = opts(SP_METHOD_FULL);
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.trainable_params == l8.params);
 	assert_true(f.term[SP_T_GRADIENTS] == 2ULL * 8030261248ULL);
-	assert_true(f.term[SP_T_OPTIMIZER] == 4ULL * 8030261248ULL);
+	assert_true(f.term[SP_T_OPTIMIZER] == 6ULL * 8030261248ULL && f.step_tmp_bytes == 2ULL * 8030261248ULL);
 	assert_true(f.term[SP_T_MASTER] == 0);
 	/* mixed precision with an fp32 master copy */
 	o.master_weights = true;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.term[SP_T_MASTER] == 4ULL * 8030261248ULL);
-	/* fp32 params: the classic 16 bytes per param (w 4, g 4, Adam 8) */
+	/* fp32 params: the classic 16 bytes per param (w 4, g 4, Adam 8), and
+	 * the foreach step's copy (4) */
 	o = opts(SP_METHOD_FULL);
 	o.dtype = SP_CDT_FP32;
 	sp_footprint_compute(&l8, &o, &f);
-	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] == 16ULL * 8030261248ULL);
+	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] - f.step_tmp_bytes ==
+		    16ULL * 8030261248ULL);
+	assert_true(f.step_tmp_bytes == 4ULL * 8030261248ULL);
 	/* 8-bit AdamW: 2 bytes + an fp32 absmax per 2048 values */
 	o.optim = SP_OPTIM_ADAMW8BIT;
 	sp_footprint_compute(&l8, &o, &f);
@@ -161,7 +165,8 @@ static void trainable_terms(void **st)
 	o.optim = SP_OPTIM_ADAFACTOR;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.term[SP_T_OPTIMIZER] > 0 && f.term[SP_T_OPTIMIZER] < 8030261248ULL / 100);
-	/* LoRA (PEFT): fp32 adapters, fp32 grads, fp32 AdamW states: 16 B/param */
+	/* LoRA (PEFT): fp32 adapters, fp32 grads, fp32 AdamW states: 16 B/param
+	 * (and the foreach step's copy of one state, 4) */
 	o = opts(SP_METHOD_LORA);
 	o.lora_rank = 8;
 	o.lora_targets = SP_LT_Q | SP_LT_V;
@@ -169,8 +174,8 @@ static void trainable_terms(void **st)
 	assert_true(f.trainable_params == 4194304.0);
 	assert_true(f.term[SP_T_ADAPTER] == 4ULL * 4194304);
 	assert_true(f.term[SP_T_GRADIENTS] == 4ULL * 4194304);
-	assert_true(f.term[SP_T_OPTIMIZER] == 8ULL * 4194304);
-	/* torchtune keeps adapters in the model dtype */
+	assert_true(f.term[SP_T_OPTIMIZER] == 12ULL * 4194304 && f.step_tmp_bytes == 4ULL * 4194304);
+	/* torchtune keeps adapters in the model dtype; its recipes step a fused AdamW */
 	o.framework = SP_FW_TORCHTUNE;
 	sp_footprint_compute(&l2, &o, &f);
 	assert_true(f.term[SP_T_ADAPTER] == 2ULL * 4194304 && f.term[SP_T_OPTIMIZER] == 4ULL * 4194304);
@@ -383,20 +388,20 @@ static void full_overlap(void **st)
 	/* what backward frees: 32 layers' saved activations + 16 B per logit */
 	double act = 32 * f.act_layer_bytes, lg = T * 128256 * 16;
 	assert_within((double)f.backward_phase_bytes, act + lg, 1e-9);
-	/* the step phase: the gradients and foreach AdamW's temporary, one
-	 * state (bf16 here) the size of every trainable parameter */
+	/* the step phase: the gradients and foreach AdamW's copy of one state
+	 * (bf16 here) the size of every trainable parameter, which the
+	 * optimizer term holds */
 	assert_true(f.step_tmp_bytes == (uint64_t)(2 * P));
 	assert_true(f.step_phase_bytes == f.term[SP_T_GRADIENTS] + f.step_tmp_bytes);
-	/* here the gradients (16 GB) and the temporary are the smaller phase: all of the gradients overlap */
+	/* backward keeps more than the gradients (16 GB) alone, but less than
+	 * the step phase (32 GB): the backward phase is what overlaps */
 	assert_true(f.backward_phase_bytes > f.term[SP_T_GRADIENTS]);
-	assert_true(f.overlap_bytes == f.term[SP_T_GRADIENTS]);
+	assert_true(f.step_phase_bytes > f.backward_phase_bytes);
+	assert_true(f.overlap_bytes == f.backward_phase_bytes);
 	uint64_t sum = 0;
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
-	/* the peak: the rest + the larger phase (the step's, temporary included) */
-	uint64_t big = f.backward_phase_bytes > f.step_phase_bytes ? f.backward_phase_bytes : f.step_phase_bytes;
-	assert_true(f.device_bytes + f.host_bytes == sum - f.term[SP_T_GRADIENTS] - f.backward_phase_bytes + big &&
-		    f.peak_bytes == f.device_bytes);
+	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes && f.peak_bytes == f.device_bytes);
 	/* with checkpointing and a short sequence the gradients dominate: the
 	 * checkpoints and logits are what overlaps */
 	o.grad_ckpt = true;
@@ -404,11 +409,12 @@ static void full_overlap(void **st)
 	o.seq = 256;
 	sp_footprint_compute(&m, &o, &f);
 	assert_within((double)f.overlap_bytes, 32 * 2 * 256 * 4096.0 + 256 * 128256 * 16.0, 1e-9);
-	/* the step phase is the peak: the temporary is on top of the gradients */
+	/* the step phase is the peak: the sum less the backward phase */
 	sum = 0;
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
-	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes + f.step_tmp_bytes);
+	assert_true(f.step_phase_bytes > f.backward_phase_bytes && f.overlap_bytes == f.backward_phase_bytes);
+	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes);
 	/* torchtune's recipes step a fused AdamW, 8-bit AdamW has no such copy */
 	o.framework = SP_FW_TORCHTUNE;
 	sp_footprint_compute(&m, &o, &f);
@@ -640,7 +646,8 @@ static void nodes_terms(void **st)
 	sp_footprint_compute(&m, &o, &f);
 	assert_true(f.term_node[SP_T_WEIGHTS] == (uint64_t)llround(2 * P / 4));
 	assert_true(f.term_node[SP_T_GRADIENTS] == (uint64_t)llround(2 * P / 4));
-	assert_true(f.term_node[SP_T_OPTIMIZER] == (uint64_t)llround(4 * P / 4));
+	/* the two states and the foreach step's copy of one, sharded with them */
+	assert_true(f.term_node[SP_T_OPTIMIZER] == (uint64_t)llround(6 * P / 4));
 	assert_true(f.term_node[SP_T_ACTIVATIONS] == one.term[SP_T_ACTIVATIONS]);
 	assert_true(f.term_node[SP_T_LOGITS] == one.term[SP_T_LOGITS]);
 	assert_within((double)f.term_node[SP_T_COMM], 2 * (m.linear_params / 80) * 2, 1e-9);
