@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.grad_ckpt = flags & 2;
 	o.master_weights = flags & 4;
 	o.uma = flags & 8;
+	o.padding = flags & 16 ? SP_PAD_LONGEST : SP_PAD_MAX;
 	o.batch = (int)(take(&data, &size, 2) % 65536) + 1;      /* --batch's own bounds */
 	o.seq = (int)(take(&data, &size, 3) % (1u << 24)) + 1;   /* up to 16M tokens */
 	o.lora_rank = (int)(take(&data, &size, 2) % 4096) + 1;

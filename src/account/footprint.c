@@ -42,6 +42,7 @@ const struct sp_word sp_optim_words[] = {
 };
 const struct sp_word sp_framework_words[] = {
 	{ "hf", SP_FW_HF, 0, NULL }, { "unsloth", SP_FW_UNSLOTH, 0, NULL }, { "torchtune", SP_FW_TORCHTUNE, 0, NULL },
+	{ "megatron", SP_FW_MEGATRON, 0, NULL },
 	{ NULL, 0, 0, NULL },
 };
 const struct sp_word sp_attn_words[] = {
@@ -70,6 +71,10 @@ const struct sp_word sp_measure_words[] = {
 	{ "process", SP_MEASURE_PROCESS, 0, NULL },
 	{ NULL, 0, 0, NULL },
 };
+const struct sp_word sp_padding_words[] = {
+	{ "max", SP_PAD_MAX, 0, NULL }, { "longest", SP_PAD_LONGEST, 0, NULL },
+	{ NULL, 0, 0, NULL },
+};
 #undef U
 static const char *const term_keys[SP_T_N] = {
 	"weights", "kbit_upcast", "adapter", "gradients", "optimizer", "master_weights",
@@ -88,6 +93,7 @@ const char *sp_strategy_name(enum sp_strategy v) { return sp_word_name(sp_strate
 const char *sp_loss_name(enum sp_loss v) { return sp_word_name(sp_loss_words, (int)v); }
 const char *sp_kv_cache_name(enum sp_kv_cache v) { return sp_word_name(sp_kv_cache_words, (int)v); }
 const char *sp_measure_name(enum sp_measure v) { return sp_word_name(sp_measure_words, (int)v); }
+const char *sp_padding_name(enum sp_padding v) { return sp_word_name(sp_padding_words, (int)v); }
 
 bool sp_term_is_host(enum sp_term t)
 {
@@ -103,6 +109,7 @@ int sp_strategy_parse(const char *s) { return sp_word_parse(sp_strategy_words, s
 int sp_loss_parse(const char *s) { return sp_word_parse(sp_loss_words, s); }
 int sp_kv_cache_parse(const char *s) { return sp_word_parse(sp_kv_cache_words, s); }
 int sp_measure_parse(const char *s) { return sp_word_parse(sp_measure_words, s); }
+int sp_padding_parse(const char *s) { return sp_word_parse(sp_padding_words, s); }
 
 static const struct {
 	const char *name;
@@ -197,6 +204,7 @@ void sp_plan_opts_init(struct sp_plan_opts *o)
 	o->kv_cache = SP_KV_DYNAMIC;
 	o->prompt = 0;
 	o->measure = SP_MEASURE_PROCESS;
+	o->padding = SP_PAD_MAX;
 }
 
 /* ---- the shape ----------------------------------------------------------------- */
@@ -358,6 +366,9 @@ unsigned sp_lora_targets_counted(const struct sp_model_shape *m, unsigned t)
 #define ALLOC_SLACK 0.05
 /* HF's default safetensors shard size (max_shard_size="5GB") */
 #define SHARD_BYTES 5e9
+/* --padding longest: the loss buffers reserved once more at the longest
+ * shape (the segments of an earlier, shorter step's buffers; docs/plan.md) */
+#define VARLEN_LOSS_SETS 1.0
 
 /* bytes per param of a pre-quantized checkpoint, scales included:
  * MXFP4 an 8-bit scale per 32, NVFP4 an FP8 scale per 16, GPTQ/AWQ an fp16
@@ -463,6 +474,11 @@ static double logits_bytes_per_elem(enum sp_framework fw, enum sp_loss loss)
 		return 16; /* fp32 upcast, shifted copy, log-softmax, its gradient */
 	case SP_FW_TORCHTUNE:
 		return 3.5; /* bf16 logits in 8 chunks + one chunk's fp32 loss */
+	case SP_FW_MEGATRON:
+		/* bf16 logits + their fp32 copy, which becomes the softmax in
+		 * place and is saved; backward writes the gradient into it and
+		 * autograd casts it to bf16 for the output layer */
+		return 6;
 	default:
 		return 0; /* Unsloth: fused/cut cross-entropy, see chunk below */
 	}
@@ -546,11 +562,14 @@ static uint64_t u64(double v, struct sp_footprint *f, int what)
  * step runs on the gradients after every activation is gone. One layer's
  * working set, the dequantization buffers and the slack stay through both.
  * The device side peaks at the larger phase; the smaller is the overlap. */
-static void overlap(const uint64_t *term, double freed, bool train, uint64_t *bwd, uint64_t *step, uint64_t *ov)
+static void overlap(const uint64_t *term, double freed, uint64_t step_tmp, bool train, uint64_t *bwd, uint64_t *step,
+		    uint64_t *ov)
 {
 	uint64_t act = freed < (double)term[SP_T_ACTIVATIONS] ? (uint64_t)llround(freed) : term[SP_T_ACTIVATIONS];
 	*bwd = sp_bytes_add(act, term[SP_T_LOGITS]);
-	*step = term[SP_T_GRADIENTS];
+	/* the step: the gradients and the optimizer's own copy (counted in the
+	 * optimizer term, live only while it steps) */
+	*step = sp_bytes_add(term[SP_T_GRADIENTS], step_tmp);
 	*ov = 0;
 	if (train && *bwd < SP_BYTES_SAT && *step < SP_BYTES_SAT)
 		*ov = *bwd < *step ? *bwd : *step;
@@ -561,28 +580,29 @@ static uint64_t sub_overlap(uint64_t total, uint64_t ov)
 	return total >= SP_BYTES_SAT ? total : total > ov ? total - ov : 0;
 }
 
-void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
+/* what the job keeps of the base: the quantization in force (qlora implies
+ * nf4, full fine-tuning none) */
+static enum sp_quant job_quant(const struct sp_plan_opts *o)
 {
-	memset(f, 0, sizeof *f);
-	double t[SP_T_N] = { 0 };
-	bool gated = sp_shape_gated(m);
+	enum sp_quant q = o->quant;
+	if (o->method == SP_METHOD_QLORA && q == SP_QUANT_NONE)
+		q = SP_QUANT_NF4;
+	if (o->method == SP_METHOD_FULL)
+		q = SP_QUANT_NONE; /* full fine-tuning updates 16/32-bit weights */
+	return q;
+}
+
+/* the base weights (and HF's k-bit upcast of what stays unquantized) */
+static void weight_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, enum sp_quant q, double *t,
+			 struct sp_footprint *f)
+{
 	bool arch = m->n_layers > 0 && m->hidden > 0;
-	f->gated_mlp = gated;
 	double P = m->params;
 	double lin = m->linear_params > 0 ? m->linear_params : 0.96 * P;
 	if (lin > P)
 		lin = P;
 	double unq = P - lin;
 	double db = cdt_bytes(o->dtype);
-	bool train = o->method != SP_METHOD_INFER;
-	enum sp_quant q = o->quant;
-	if (o->method == SP_METHOD_QLORA && q == SP_QUANT_NONE)
-		q = SP_QUANT_NF4;
-	if (o->method == SP_METHOD_FULL)
-		q = SP_QUANT_NONE; /* full fine-tuning updates 16/32-bit weights */
-	f->params = P;
-
-	/* weights */
 	if (m->prequantized && m->have_tensors && m->weight_bytes > 0 && o->method != SP_METHOD_FULL) {
 		t[SP_T_WEIGHTS] = (double)m->weight_bytes;
 		f->quantized_params = lin;
@@ -603,103 +623,149 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		t[SP_T_WEIGHTS] = (lin + head) * quant_bytes(q, db, o->no_double_quant) + (unq - head) * db;
 		f->quantized_params = lin + head;
 		unq -= head;
-		if (train && o->framework == SP_FW_HF && db < 4)
+		if (o->method != SP_METHOD_INFER && o->framework == SP_FW_HF && db < 4)
 			t[SP_T_KBIT_UPCAST] = unq * (4 - db);
 	} else {
 		t[SP_T_WEIGHTS] = P * db;
 	}
+}
 
-	/* trainable parameters, their gradients and optimizer state */
+/* Adafactor's factored second moment: a row and a column vector per matrix, fp32 */
+static double adafactor_bytes(const struct sp_model_shape *m, const struct sp_plan_opts *o, double T, bool arch)
+{
+	double h = m->hidden, r = o->lora_rank, L = m->n_layers;
+	if (!arch)
+		return T * 4 * 0.002;
+	if (o->method == SP_METHOD_FULL)
+		return 4 * (L * 7 * (h + mlp_width(m)) * (m->n_experts > 0 ? m->n_experts : 1) + (double)m->vocab + h);
+	int nt = 0;
+	unsigned ct = sp_lora_targets_counted(m, o->lora_targets);
+	for (int i = 0; i < 8; i++)
+		nt += (int)(ct >> i & 1);
+	return 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
+}
+
+/* the trainable parameters: the adapter, their gradients, the optimizer's
+ * state (and its step's own copy: foreach AdamW's one-state-sized sqrt,
+ * live with the gradients only; also into *step_tmp), the master copy */
+static void trainable_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double *t,
+			    struct sp_footprint *f, double *step_tmp)
+{
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	double db = cdt_bytes(o->dtype);
 	double pb = db; /* bytes per trainable param */
 	double T = 0;
+	*step_tmp = 0;
 	if (o->method == SP_METHOD_FULL) {
-		T = P;
+		T = m->params;
 	} else if (o->method == SP_METHOD_LORA || o->method == SP_METHOD_QLORA) {
 		f->lora_params = sp_lora_params(m, o->lora_rank, o->lora_targets);
 		if (!arch) /* no architecture: PEFT's all-linear r=16 share is ~0.5% */
-			f->lora_params = P * 0.0052 * o->lora_rank / 16.0;
+			f->lora_params = m->params * 0.0052 * o->lora_rank / 16.0;
 		T = f->lora_params;
-		/* PEFT keeps adapters in fp32 (autocast_adapter_dtype); torchtune in the model dtype */
-		pb = o->framework == SP_FW_TORCHTUNE ? db : 4.0;
+		/* PEFT keeps adapters in fp32 (autocast_adapter_dtype); torchtune
+		 * and Megatron in the model dtype */
+		pb = o->framework == SP_FW_TORCHTUNE || o->framework == SP_FW_MEGATRON ? db : 4.0;
 		t[SP_T_ADAPTER] = T * pb;
 	}
 	f->trainable_params = T;
-	if (train) {
-		t[SP_T_GRADIENTS] = T * pb;
-		switch (o->optim) {
-		case SP_OPTIM_ADAMW:
-			t[SP_T_OPTIMIZER] = T * 2 * pb; /* exp_avg, exp_avg_sq in the param dtype */
-			break;
-		case SP_OPTIM_ADAMW8BIT:
-		case SP_OPTIM_PAGED_ADAMW8BIT:
-			t[SP_T_OPTIMIZER] = T * (2 + 8.0 / 2048); /* two 8-bit states + fp32 absmax per 2048 */
-			break;
-		case SP_OPTIM_SGD:
-			t[SP_T_OPTIMIZER] = 0; /* torch.optim.SGD, momentum=0 (its default) */
-			break;
-		case SP_OPTIM_ADAFACTOR: {
-			/* factored second moment: a row and a column vector per matrix, fp32 */
-			double h = m->hidden, r = o->lora_rank;
-			double L = m->n_layers;
-			if (!arch)
-				t[SP_T_OPTIMIZER] = T * 4 * 0.002;
-			else if (o->method == SP_METHOD_FULL)
-				t[SP_T_OPTIMIZER] = 4 * (L * 7 * (h + mlp_width(m)) * (m->n_experts > 0 ? m->n_experts : 1) +
-							 (double)m->vocab + h);
-			else {
-				int nt = 0;
-				unsigned ct = sp_lora_targets_counted(m, o->lora_targets);
-				for (int i = 0; i < 8; i++)
-					nt += (int)(ct >> i & 1);
-				t[SP_T_OPTIMIZER] = 4 * L * nt * 2 * (r + (h + mlp_width(m)) / 2);
-			}
-			break;
-		}
-		default:
-			break;
-		}
-		if (o->master_weights && pb < 4)
+	if (o->method == SP_METHOD_INFER)
+		return;
+	if (o->framework == SP_FW_MEGATRON) {
+		/* Megatron-core: gradients accumulate in a persistent fp32 main_grad
+		 * buffer (bf16 implies --accumulate-allreduce-grads-in-fp32), the
+		 * optimizer steps fp32 main params (--main-params-dtype fp32) with
+		 * fp32 states, in a fused kernel (no step copy) */
+		t[SP_T_GRADIENTS] = T * 4;
+		if (pb < 4)
 			t[SP_T_MASTER] = T * 4;
+		if (o->optim == SP_OPTIM_ADAMW) {
+			t[SP_T_OPTIMIZER] = T * 8;
+			return;
+		}
+		pb = 4; /* the other optimizers step the fp32 main params */
+	} else {
+		t[SP_T_GRADIENTS] = T * pb;
 	}
+	switch (o->optim) {
+	case SP_OPTIM_ADAMW:
+		t[SP_T_OPTIMIZER] = T * 2 * pb; /* exp_avg, exp_avg_sq in the param dtype */
+		/* torch.optim.AdamW's default on CUDA is foreach (_multi_tensor_adamw):
+		 * exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), one state's size
+		 * over the whole group, while the gradients are live. torchtune's
+		 * recipes pass fused=True (one kernel a tensor, no copy). */
+		if (o->framework != SP_FW_TORCHTUNE && o->framework != SP_FW_MEGATRON)
+			*step_tmp = T * pb;
+		t[SP_T_OPTIMIZER] += *step_tmp;
+		break;
+	case SP_OPTIM_ADAMW8BIT:
+	case SP_OPTIM_PAGED_ADAMW8BIT:
+		t[SP_T_OPTIMIZER] = T * (2 + 8.0 / 2048); /* two 8-bit states + fp32 absmax per 2048 */
+		break;
+	case SP_OPTIM_SGD:
+		t[SP_T_OPTIMIZER] = 0; /* torch.optim.SGD, momentum=0 (its default) */
+		break;
+	case SP_OPTIM_ADAFACTOR:
+		t[SP_T_OPTIMIZER] = adafactor_bytes(m, o, T, arch);
+		break;
+	default:
+		break;
+	}
+	if (o->master_weights && pb < 4)
+		t[SP_T_MASTER] = T * 4;
+}
 
-	/* activations */
+/* the gradients are freed and reallocated around backward (zero_grad's
+ * set_to_none), so they and the saved activations are never live at once;
+ * Megatron's main_grad buffer is allocated once and kept */
+static bool grads_transient(const struct sp_plan_opts *o)
+{
+	return o->method != SP_METHOD_INFER && o->framework != SP_FW_MEGATRON;
+}
+
+/* training's activations (device and offloaded) and loss buffers */
+static void train_act_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double al, double *t,
+			    struct sp_footprint *f)
+{
+	bool arch = m->n_layers > 0 && m->hidden > 0;
 	double tokens = (double)o->batch * o->seq;
 	double h = arch ? m->hidden : 4096, L = arch ? m->n_layers : 32;
-	/* a 4-bit bitsandbytes base under LoRA on bitsandbytes < 0.43.2 */
-	bool legacy = o->bnb_legacy && train && o->method != SP_METHOD_FULL && (q == SP_QUANT_NF4 || q == SP_QUANT_FP4) &&
-		      !m->prequantized;
-	double al = arch ? act_layer(m, o, gated, legacy) : tokens * 34 * h;
-	f->act_layer_bytes = al;
 	double io = tokens * 4 * h; /* embedding output, final norm */
-	if (train) {
-		if (!o->grad_ckpt && o->offload_activations) {
-			/* every saved activation to the host; one layer's in flight */
-			t[SP_T_ACT_OFFLOADED] = (L - 1) * al;
-			t[SP_T_ACTIVATIONS] = al + io;
-		} else if (!o->grad_ckpt) {
-			t[SP_T_ACTIVATIONS] = L * al + io;
-			f->act_freed_bytes = L * al;
-		} else {
-			double kept = L * 2 * tokens * h; /* each layer's input */
-			if (o->framework == SP_FW_UNSLOTH || o->offload_activations) {
-				t[SP_T_ACT_OFFLOADED] = kept;
-				t[SP_T_ACTIVATIONS] = al + 2 * tokens * h + io;
-			} else {
-				t[SP_T_ACTIVATIONS] = kept + al + io;
-				f->act_freed_bytes = kept;
-			}
-		}
-		double V = arch ? m->vocab : 128256;
-		double lg = tokens * V * logits_bytes_per_elem(o->framework, o->loss);
-		if (o->framework == SP_FW_UNSLOTH && o->loss == SP_LOSS_DEFAULT)
-			lg = (tokens < 1024 ? tokens : 1024) * V * 4;
-		t[SP_T_LOGITS] = lg;
+	if (!o->grad_ckpt && o->offload_activations) {
+		/* every saved activation to the host; one layer's in flight */
+		t[SP_T_ACT_OFFLOADED] = (L - 1) * al;
+		t[SP_T_ACTIVATIONS] = al + io;
+	} else if (!o->grad_ckpt) {
+		t[SP_T_ACTIVATIONS] = L * al + io;
+		f->act_freed_bytes = L * al;
 	} else {
-		infer_terms(m, o, al, arch, t, f);
+		double kept = L * 2 * tokens * h; /* each layer's input */
+		if (o->framework == SP_FW_UNSLOTH || o->offload_activations) {
+			t[SP_T_ACT_OFFLOADED] = kept;
+			t[SP_T_ACTIVATIONS] = al + 2 * tokens * h + io;
+		} else {
+			t[SP_T_ACTIVATIONS] = kept + al + io;
+			f->act_freed_bytes = kept;
+		}
 	}
+	double V = arch ? m->vocab : 128256;
+	double lg = tokens * V * logits_bytes_per_elem(o->framework, o->loss);
+	if (o->framework == SP_FW_UNSLOTH && o->loss == SP_LOSS_DEFAULT)
+		lg = (tokens < 1024 ? tokens : 1024) * V * 4;
+	t[SP_T_LOGITS] = lg;
+}
 
+/* the dequantization buffers, the context, the caching allocator's slack
+ * and the host process */
+static void fixed_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, double *t, struct sp_footprint *f)
+{
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	bool train = o->method != SP_METHOD_INFER;
+	double lin = m->linear_params > 0 ? m->linear_params : 0.96 * m->params;
+	if (lin > m->params)
+		lin = m->params;
 	/* one layer's 16-bit weights: what a 4/8-bit base dequantizes at a time */
-	double layer16 = arch ? (lin / L) * 2 : P / 32 * 2;
+	double layer16 = arch ? (lin / m->n_layers) * 2 : m->params / 32 * 2;
 	f->layer_weight_bytes = layer16;
 	if (f->quantized_params > 0) {
 		double big = arch ? (double)m->hidden * mlp_width(m) * 2 : layer16 / 3;
@@ -710,8 +776,21 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	}
 	t[SP_T_CUDA_CONTEXT] = CUDA_CONTEXT_BYTES;
 	t[SP_T_ALLOCATOR] = ALLOC_SLACK * (t[SP_T_ACTIVATIONS] + t[SP_T_LOGITS] + t[SP_T_DEQUANT] + t[SP_T_KV_CACHE]);
+	/* batches of varying length (--padding longest): a step longer than
+	 * any before needs its loss buffers in new segments, which the
+	 * caching allocator cuts when no cached block is large enough; the
+	 * segments the earlier, shorter steps' buffers held stay reserved
+	 * (split by the smaller tensors placed in them since), so at the
+	 * longest shape reserved memory holds the loss buffers once more */
+	if (train && o->padding == SP_PAD_LONGEST)
+		t[SP_T_ALLOCATOR] += t[SP_T_LOGITS] * VARLEN_LOSS_SETS;
 	t[SP_T_HOST_PROCESS] = train ? HOST_TRAIN_BYTES : HOST_INFER_BYTES;
+}
 
+/* the sums, the peak, and the peak as o->measure's counter reads it */
+static void sum_terms(const double *t, const struct sp_plan_opts *o, double step_tmp, struct sp_footprint *f)
+{
+	bool train = grads_transient(o);
 	for (int i = 0; i < SP_T_N; i++) {
 		f->term[i] = u64(t[i], f, i);
 		if (sp_term_is_host((enum sp_term)i))
@@ -719,7 +798,9 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 		else
 			f->device_bytes = sp_bytes_add(f->device_bytes, f->term[i]);
 	}
-	overlap(f->term, f->act_freed_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes, &f->overlap_bytes);
+	f->step_tmp_bytes = o->method != SP_METHOD_INFER ? u64(step_tmp, f, SP_T_OPTIMIZER) : 0;
+	overlap(f->term, f->act_freed_bytes, f->step_tmp_bytes, train, &f->backward_phase_bytes, &f->step_phase_bytes,
+		&f->overlap_bytes);
 	f->device_bytes = sub_overlap(f->device_bytes, f->overlap_bytes);
 	f->peak_bytes = o->uma ? sp_bytes_add(f->device_bytes, f->host_bytes) : f->device_bytes;
 	/* torch's counters see neither the CUDA context nor the host side;
@@ -731,14 +812,19 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 			off += f->term[SP_T_ALLOCATOR];
 		f->measure_bytes = f->device_bytes > off ? f->device_bytes - off : 0;
 	}
+}
 
-	/* the load: a checkpoint is mmapped and copied. While a shard is being
-	 * copied its mapped pages and the copy of everything before it occupy
-	 * the pool; pages of shards already read stay behind as clean page
-	 * cache, which the kernel reclaims under pressure (load_cache_bytes
-	 * reports them). A GGUF (llama.cpp) or a checkpoint under 5 GB is
-	 * mapped whole. A 4-bit base quantized on load from 16-bit shards adds
-	 * one layer's 16-bit weights. */
+/* The load: a checkpoint is mmapped and copied. While a shard is being
+ * copied its mapped pages and the copy of everything before it occupy the
+ * pool; pages of shards already read stay behind as clean page cache,
+ * which the kernel reclaims under pressure (load_cache_bytes reports
+ * them). A GGUF (llama.cpp) or a checkpoint under 5 GB is mapped whole. A
+ * 4-bit base quantized on load from 16-bit shards adds one layer's 16-bit
+ * weights. */
+static void load_terms(const struct sp_model_shape *m, const struct sp_plan_opts *o, const double *t,
+		       struct sp_footprint *f)
+{
+	double P = m->params;
 	double file = m->have_tensors && m->weight_bytes > 0 ? (double)m->weight_bytes
 		      : m->prequantized && m->quant_bits > 0 ? t[SP_T_WEIGHTS] : P * 2;
 	f->load_file_bytes = u64(file, f, SP_T_N);
@@ -747,10 +833,39 @@ void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_o
 	double shard = m->source == SP_SRC_GGUF || file <= SHARD_BYTES ? file : file / ceil(file / SHARD_BYTES);
 	double mapped = shard;
 	if (f->quantized_params > 0 && !m->prequantized)
-		mapped = shard + layer16;
+		mapped = shard + f->layer_weight_bytes;
 	f->load_mapped_bytes = u64(mapped, f, SP_T_N);
 	double host_load = mapped + t[SP_T_HOST_PROCESS];
 	f->load_peak_bytes = u64(o->uma ? dev_load + host_load : dev_load, f, SP_T_N);
+}
+
+void sp_footprint_compute(const struct sp_model_shape *m, const struct sp_plan_opts *o, struct sp_footprint *f)
+{
+	memset(f, 0, sizeof *f);
+	double t[SP_T_N] = { 0 };
+	bool gated = sp_shape_gated(m);
+	bool arch = m->n_layers > 0 && m->hidden > 0;
+	bool train = o->method != SP_METHOD_INFER;
+	enum sp_quant q = job_quant(o);
+	f->gated_mlp = gated;
+	f->params = m->params;
+	weight_terms(m, o, q, t, f);
+	double step_tmp;
+	trainable_terms(m, o, t, f, &step_tmp);
+	/* a 4-bit bitsandbytes base under LoRA on bitsandbytes < 0.43.2 */
+	bool legacy = o->bnb_legacy && train && o->method != SP_METHOD_FULL && (q == SP_QUANT_NF4 || q == SP_QUANT_FP4) &&
+		      !m->prequantized;
+	double tokens = (double)o->batch * o->seq;
+	double h = arch ? m->hidden : 4096;
+	double al = arch ? act_layer(m, o, gated, legacy) : tokens * 34 * h;
+	f->act_layer_bytes = al;
+	if (train)
+		train_act_terms(m, o, al, t, f);
+	else
+		infer_terms(m, o, al, arch, t, f);
+	fixed_terms(m, o, t, f);
+	sum_terms(t, o, step_tmp, f);
+	load_terms(m, o, t, f);
 	snprintf(f->note, sizeof f->note, "%s%s", arch ? "" : "no architecture: activations from a Llama-like 4096-wide, 32-layer guess",
 		 m->prequantized ? (arch ? "weights as stored (pre-quantized)" : "; weights as stored (pre-quantized)") : "");
 	sp_footprint_nodes(m, o, f);
@@ -792,7 +907,6 @@ void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opt
 {
 	int N = o->nodes > 1 ? o->nodes : 1;
 	enum sp_strategy s = N > 1 ? o->strategy : SP_STRAT_NONE;
-	bool train = o->method != SP_METHOD_INFER;
 	f->nodes = N;
 	f->strategy = s;
 	f->link_bytes = 0;
@@ -844,7 +958,9 @@ void sp_footprint_nodes(const struct sp_model_shape *m, const struct sp_plan_opt
 		else
 			dev = sp_bytes_add(dev, tn[i]);
 	}
-	overlap(tn, f->act_freed_bytes, train, &bwd, &step, &f->node_overlap_bytes);
+	/* the step's copy is sharded with the state it copies */
+	uint64_t tmp = s == SP_STRAT_FSDP ? div_u(f->step_tmp_bytes, N) : f->step_tmp_bytes;
+	overlap(tn, f->act_freed_bytes, tmp, grads_transient(o), &bwd, &step, &f->node_overlap_bytes);
 	dev = sub_overlap(dev, f->node_overlap_bytes);
 	f->node_peak_bytes = o->uma ? sp_bytes_add(dev, host) : dev;
 	/* the load: each node reads and copies its own share of the checkpoint

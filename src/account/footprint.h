@@ -16,7 +16,10 @@ enum sp_method { SP_METHOD_FULL, SP_METHOD_LORA, SP_METHOD_QLORA, SP_METHOD_INFE
 enum sp_cdtype { SP_CDT_BF16, SP_CDT_FP16, SP_CDT_FP32, SP_CDT_N };
 enum sp_quant { SP_QUANT_NONE, SP_QUANT_INT8, SP_QUANT_NF4, SP_QUANT_FP4, SP_QUANT_N };
 enum sp_optim { SP_OPTIM_ADAMW, SP_OPTIM_ADAMW8BIT, SP_OPTIM_PAGED_ADAMW8BIT, SP_OPTIM_SGD, SP_OPTIM_ADAFACTOR, SP_OPTIM_N };
-enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_N };
+/* what the training stack keeps: HF Trainer + PEFT, Unsloth, torchtune,
+ * Megatron-core (+ TransformerEngine: fp32 main grads and main params, fused
+ * Adam, the vocab-parallel cross-entropy) */
+enum sp_framework { SP_FW_HF, SP_FW_UNSLOTH, SP_FW_TORCHTUNE, SP_FW_MEGATRON, SP_FW_N };
 enum sp_attn { SP_ATTN_SDPA, SP_ATTN_EAGER, SP_ATTN_MATH };
 /* how the job spreads over --nodes N Sparks: none (one node), data parallel
  * (a full replica per node), fully sharded data parallel (parameters,
@@ -34,6 +37,11 @@ enum sp_kv_cache { SP_KV_DYNAMIC, SP_KV_STATIC, SP_KV_LEGACY, SP_KV_N };
  * max_memory_reserved (allocated + the caching allocator's slack), or the
  * process as NVML / nvidia-smi / the pool sees it (+ the CUDA context) */
 enum sp_measure { SP_MEASURE_PROCESS, SP_MEASURE_RESERVED, SP_MEASURE_ALLOCATED, SP_MEASURE_N };
+/* training batches: every one padded (or packed) to --seq, the same shapes
+ * every step; or each padded to its own longest sample, shapes that vary
+ * from step to step up to --seq (the caching allocator keeps the segments
+ * of earlier shapes: reserved memory at the longest shape holds more) */
+enum sp_padding { SP_PAD_MAX, SP_PAD_LONGEST, SP_PAD_N };
 
 /* LoRA target modules (bit mask) */
 enum {
@@ -51,7 +59,7 @@ enum {
  * (SP_OPT_ENUM) and a bad word's error lists it. */
 extern const struct sp_word sp_method_words[], sp_cdtype_words[], sp_quant_words[], sp_optim_words[],
 	sp_framework_words[], sp_attn_words[], sp_strategy_words[], sp_loss_words[], sp_kv_cache_words[],
-	sp_measure_words[];
+	sp_measure_words[], sp_padding_words[];
 const char *sp_method_name(enum sp_method v);
 const char *sp_cdtype_name(enum sp_cdtype v);
 const char *sp_quant_name(enum sp_quant v);
@@ -72,6 +80,8 @@ int sp_strategy_parse(const char *s);
 int sp_loss_parse(const char *s);
 int sp_kv_cache_parse(const char *s);
 int sp_measure_parse(const char *s);
+const char *sp_padding_name(enum sp_padding v);
+int sp_padding_parse(const char *s);
 /* "q,k,v,o,gate,up,down" (also q_proj ..., "all", "all-linear", "attn", "mlp");
  * returns the mask, or -1 naming nothing valid / an unknown module. */
 int sp_lora_targets_parse(const char *s);
@@ -102,6 +112,7 @@ struct sp_plan_opts {
 	int prompt;               /* infer: the prompt's tokens, prefilled at once (0: the whole --seq) */
 	enum sp_measure measure;  /* the counter measure_bytes estimates (process) */
 	bool quant_lm_head;       /* a 4/8-bit base quantizes the (untied) output projection too */
+	enum sp_padding padding;  /* training: batches of one length (max) or varying (longest) */
 };
 void sp_plan_opts_init(struct sp_plan_opts *o);
 
@@ -153,7 +164,8 @@ struct sp_footprint {
 	uint64_t overlap_bytes;
 	uint64_t backward_phase_bytes; /* saved activations freed in backward + logits */
 	double act_freed_bytes;   /* of the activations, what backward frees layer by layer */
-	uint64_t step_phase_bytes;     /* gradients */
+	uint64_t step_phase_bytes;     /* gradients + the optimizer step's temporary */
+	uint64_t step_tmp_bytes;  /* of the optimizer term, the step's own copy (foreach AdamW: one state's size) */
 	double kv_per_token_bytes;/* infer: the KV cache of one token of one sequence */
 	uint64_t measure_bytes;   /* the peak as o->measure's counter reads it (discrete: no host side) */
 	bool prefill_peak;        /* infer: the prefill is the peak, not the last decode step */

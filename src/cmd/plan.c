@@ -124,7 +124,8 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_CALLBACK("lora-targets", &p->lora_targets, "L", opt_targets,
 				"modules, e.g. q,v or q,k,v,o,gate,up,down (default: all linear)"),
 		SP_OPT_ENUM("framework", &p->framework, "F", sp_framework_words,
-				"hf | unsloth | torchtune: what the stack keeps in memory (default hf)"),
+				"hf | unsloth | torchtune | megatron: what the stack keeps in memory\n"
+				"(default hf; megatron: Megatron-core, fp32 main grads and params)"),
 		SP_OPT_ENUM("attn", &p->attn, "A", sp_attn_words,
 			    "sdpa (flash, the default) | eager (stores the attention scores) |\n"
 			    "math (SDPA's unfused fallback: keeps the softmax output)"),
@@ -147,6 +148,9 @@ static int parse_options(int argc, char **argv, struct plan_args *a)
 		SP_OPT_ENUM("measure", &p->measure, "C", sp_measure_words,
 				"allocated | reserved | process: the counter measure_bytes estimates\n"
 				"(default process: what the pool sees, CUDA context included)"),
+		SP_OPT_ENUM("padding", &p->padding, "P", sp_padding_words,
+				"training: max | longest: every batch padded (or packed) to --seq, or\n"
+				"each to its own longest sample: shapes vary, reserved memory grows (default max)"),
 		SP_OPT_GROUP("across Sparks:"),
 		SP_OPT_INT("nodes", &p->nodes, "N", 1, 64, "Sparks the job spreads over (default 1)"),
 		SP_OPT_ENUM("strategy", &a->strategy, "S", sp_strategy_words,
@@ -387,6 +391,7 @@ static json_t *json_settings(const struct sp_plan_opts *p)
 	json_object_set_new(o, "prompt", json_integer(p->prompt > 0 ? p->prompt : p->seq));
 	json_object_set_new(o, "measure", json_string(sp_measure_name(p->measure)));
 	json_object_set_new(o, "quant_lm_head", json_boolean(p->quant_lm_head));
+	json_object_set_new(o, "padding", json_string(sp_padding_name(p->padding)));
 	return o;
 }
 
@@ -680,8 +685,8 @@ static void print_terms(const struct plan *pl, const struct style *st)
 	}
 	if (f->overlap_bytes)
 		printf("  %-22s %10s  %-6s %s\n", "not live at once", sp_fmt_gib(g1, sizeof g1, -(double)f->overlap_bytes), "device",
-		       f->overlap_bytes == f->term[SP_T_GRADIENTS]
-			       ? "gradients grow in backward as activations and loss buffers are freed"
+		       f->overlap_bytes == f->step_phase_bytes
+			       ? "gradients (and the optimizer's step copy) come as activations and loss buffers go"
 			       : "activations and loss buffers are freed before the gradients are complete");
 	printf("  %-22s %10s\n", "device side", sp_fmt_gib(g1, sizeof g1, (double)f->device_bytes));
 	printf("  %-22s %10s\n", "host side", sp_fmt_gib(g1, sizeof g1, (double)f->host_bytes));

@@ -98,9 +98,9 @@ over_all=$(hi <"$errs")
 under_b=$(lo <"$TMP/errs.b")
 under_c=$(lo <"$TMP/errs.c")
 echo "# all: median |error| $med_all%, worst under $under_all%, worst over $over_all%; held out: B median $med_b%, worst under $under_b%; C median $med_c%, worst under $under_c%"
-goal "median |error| over every case" "$med_all" 5 5.9
-goal "worst over-estimate" "$over_all" 20 20.5
-goal "worst under-estimate (as a negative)" "$(awk -v u="$under_all" 'BEGIN { print -u }')" 10 56
+goal "median |error| over every case" "$med_all" 5 5.1
+goal "worst over-estimate" "$over_all" 20 27.9
+goal "worst under-estimate (as a negative)" "$(awk -v u="$under_all" 'BEGIN { print -u }')" 10 42.8
 goal "held-out (half C) median |error|" "$med_c" 7 7
 goal "held-out (half C) worst under-estimate (as a negative)" "$(awk -v u="$under_c" 'BEGIN { print -u }')" 15 42.8
 numa=$(awk '$2 == "uma"' "$counts" | wc -l)
@@ -111,8 +111,8 @@ ntr=$(awk '$4 == 1 && $5 >= 100000' "$counts" | wc -l)
 at_least "HF-Trainer cases with a vocabulary >= 100k" "$ntr" 10 57
 grep -q "median |error| \*\*$med_all%\*\*" "$doc"
 _report $? "the doc states the median ($med_all%)"
-grep -q "(half B) held out: median |error| \*\*$med_b%\*\*" "$doc"
-_report $? "the doc states half B's held-out median ($med_b%)"
+grep -q "half B ([0-9]* cases): median |error| $med_b%" "$doc"
+_report $? "the doc states half B's median today ($med_b%; its held-out figure, as scored, is in the prose)"
 grep -q "(half C) held out: median |error| \*\*$med_c%\*\*" "$doc"
 _report $? "the doc states half C's held-out median ($med_c%)"
 done_testing

@@ -134,22 +134,26 @@ static void trainable_terms(void **st)
 	struct sp_model_shape l8 = LLAMA31_8B, l2 = LLAMA2_7B;
 	struct sp_footprint f;
 	/* full fine-tune, bf16 params, torch AdamW keeps exp_avg/exp_avg_sq in
-	 * the param dtype: 2 (w) + 2 (g) + 4 (m, v) bytes per param */
+	 * the param dtype: 2 (w) + 2 (g) + 4 (m, v) bytes per param, and its
+	 * foreach step makes one state's copy (2) */
 	struct sp_plan_opts o = opts(SP_METHOD_FULL);
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.trainable_params == l8.params);
 	assert_true(f.term[SP_T_GRADIENTS] == 2ULL * 8030261248ULL);
-	assert_true(f.term[SP_T_OPTIMIZER] == 4ULL * 8030261248ULL);
+	assert_true(f.term[SP_T_OPTIMIZER] == 6ULL * 8030261248ULL && f.step_tmp_bytes == 2ULL * 8030261248ULL);
 	assert_true(f.term[SP_T_MASTER] == 0);
 	/* mixed precision with an fp32 master copy */
 	o.master_weights = true;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.term[SP_T_MASTER] == 4ULL * 8030261248ULL);
-	/* fp32 params: the classic 16 bytes per param (w 4, g 4, Adam 8) */
+	/* fp32 params: the classic 16 bytes per param (w 4, g 4, Adam 8), and
+	 * the foreach step's copy (4) */
 	o = opts(SP_METHOD_FULL);
 	o.dtype = SP_CDT_FP32;
 	sp_footprint_compute(&l8, &o, &f);
-	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] == 16ULL * 8030261248ULL);
+	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] - f.step_tmp_bytes ==
+		    16ULL * 8030261248ULL);
+	assert_true(f.step_tmp_bytes == 4ULL * 8030261248ULL);
 	/* 8-bit AdamW: 2 bytes + an fp32 absmax per 2048 values */
 	o.optim = SP_OPTIM_ADAMW8BIT;
 	sp_footprint_compute(&l8, &o, &f);
@@ -161,7 +165,8 @@ static void trainable_terms(void **st)
 	o.optim = SP_OPTIM_ADAFACTOR;
 	sp_footprint_compute(&l8, &o, &f);
 	assert_true(f.term[SP_T_OPTIMIZER] > 0 && f.term[SP_T_OPTIMIZER] < 8030261248ULL / 100);
-	/* LoRA (PEFT): fp32 adapters, fp32 grads, fp32 AdamW states: 16 B/param */
+	/* LoRA (PEFT): fp32 adapters, fp32 grads, fp32 AdamW states: 16 B/param
+	 * (and the foreach step's copy of one state, 4) */
 	o = opts(SP_METHOD_LORA);
 	o.lora_rank = 8;
 	o.lora_targets = SP_LT_Q | SP_LT_V;
@@ -169,8 +174,8 @@ static void trainable_terms(void **st)
 	assert_true(f.trainable_params == 4194304.0);
 	assert_true(f.term[SP_T_ADAPTER] == 4ULL * 4194304);
 	assert_true(f.term[SP_T_GRADIENTS] == 4ULL * 4194304);
-	assert_true(f.term[SP_T_OPTIMIZER] == 8ULL * 4194304);
-	/* torchtune keeps adapters in the model dtype */
+	assert_true(f.term[SP_T_OPTIMIZER] == 12ULL * 4194304 && f.step_tmp_bytes == 4ULL * 4194304);
+	/* torchtune keeps adapters in the model dtype; its recipes step a fused AdamW */
 	o.framework = SP_FW_TORCHTUNE;
 	sp_footprint_compute(&l2, &o, &f);
 	assert_true(f.term[SP_T_ADAPTER] == 2ULL * 4194304 && f.term[SP_T_OPTIMIZER] == 4ULL * 4194304);
@@ -383,10 +388,16 @@ static void full_overlap(void **st)
 	/* what backward frees: 32 layers' saved activations + 16 B per logit */
 	double act = 32 * f.act_layer_bytes, lg = T * 128256 * 16;
 	assert_within((double)f.backward_phase_bytes, act + lg, 1e-9);
-	assert_true(f.step_phase_bytes == f.term[SP_T_GRADIENTS]);
-	/* here the gradients (16 GB) are the smaller phase: all of them overlap */
-	assert_true(f.backward_phase_bytes > f.step_phase_bytes);
-	assert_true(f.overlap_bytes == f.term[SP_T_GRADIENTS]);
+	/* the step phase: the gradients and foreach AdamW's copy of one state
+	 * (bf16 here) the size of every trainable parameter, which the
+	 * optimizer term holds */
+	assert_true(f.step_tmp_bytes == (uint64_t)(2 * P));
+	assert_true(f.step_phase_bytes == f.term[SP_T_GRADIENTS] + f.step_tmp_bytes);
+	/* backward keeps more than the gradients (16 GB) alone, but less than
+	 * the step phase (32 GB): the backward phase is what overlaps */
+	assert_true(f.backward_phase_bytes > f.term[SP_T_GRADIENTS]);
+	assert_true(f.step_phase_bytes > f.backward_phase_bytes);
+	assert_true(f.overlap_bytes == f.backward_phase_bytes);
 	uint64_t sum = 0;
 	for (int i = 0; i < SP_T_N; i++)
 		sum += f.term[i];
@@ -398,10 +409,83 @@ static void full_overlap(void **st)
 	o.seq = 256;
 	sp_footprint_compute(&m, &o, &f);
 	assert_within((double)f.overlap_bytes, 32 * 2 * 256 * 4096.0 + 256 * 128256 * 16.0, 1e-9);
+	/* the step phase is the peak: the sum less the backward phase */
+	sum = 0;
+	for (int i = 0; i < SP_T_N; i++)
+		sum += f.term[i];
+	assert_true(f.step_phase_bytes > f.backward_phase_bytes && f.overlap_bytes == f.backward_phase_bytes);
+	assert_true(f.device_bytes + f.host_bytes == sum - f.overlap_bytes);
+	/* torchtune's recipes step a fused AdamW, 8-bit AdamW has no such copy */
+	o.framework = SP_FW_TORCHTUNE;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.step_tmp_bytes == 0);
+	o.framework = SP_FW_HF;
+	o.optim = SP_OPTIM_ADAMW8BIT;
+	sp_footprint_compute(&m, &o, &f);
+	assert_true(f.step_tmp_bytes == 0);
 	/* inference has no backward */
 	o = opts(SP_METHOD_INFER);
 	sp_footprint_compute(&m, &o, &f);
 	assert_true(f.overlap_bytes == 0);
+}
+
+/* --padding longest: the loss buffers once more in the caching allocator's
+ * slack; allocated memory does not see it, and inference has no loss */
+static void padding_longest(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_LORA);
+	o.uma = false;
+	struct sp_footprint mx, lg;
+	for (int c = 0; c < 3; c++) {
+		o.measure = c == 0 ? SP_MEASURE_PROCESS : c == 1 ? SP_MEASURE_RESERVED : SP_MEASURE_ALLOCATED;
+		o.padding = SP_PAD_MAX;
+		sp_footprint_compute(&m, &o, &mx);
+		o.padding = SP_PAD_LONGEST;
+		sp_footprint_compute(&m, &o, &lg);
+		assert_true(lg.term[SP_T_LOGITS] == mx.term[SP_T_LOGITS]);
+		assert_true(lg.term[SP_T_ALLOCATOR] - mx.term[SP_T_ALLOCATOR] == mx.term[SP_T_LOGITS]);
+		if (c < 2)
+			assert_true(lg.measure_bytes - mx.measure_bytes == mx.term[SP_T_LOGITS]);
+		else
+			assert_true(lg.measure_bytes == mx.measure_bytes);
+	}
+	assert_true(sp_padding_parse("longest") == SP_PAD_LONGEST && sp_padding_parse("max") == SP_PAD_MAX &&
+		    sp_padding_parse("min") == -1);
+	o = opts(SP_METHOD_INFER);
+	sp_footprint_compute(&m, &o, &mx);
+	o.padding = SP_PAD_LONGEST;
+	sp_footprint_compute(&m, &o, &lg);
+	assert_true(lg.peak_bytes == mx.peak_bytes);
+}
+
+/* --framework megatron: bf16 weights, fp32 main grads kept throughout, fp32
+ * main params and Adam states (18 bytes a parameter), fused Adam (no step
+ * copy), 6 bytes a logit */
+static void megatron_profile(void **st)
+{
+	(void)st;
+	struct sp_model_shape m = LLAMA31_8B;
+	struct sp_plan_opts o = opts(SP_METHOD_FULL);
+	o.framework = SP_FW_MEGATRON;
+	o.grad_ckpt = false;
+	o.seq = 4096;
+	struct sp_footprint f;
+	sp_footprint_compute(&m, &o, &f);
+	double P = 8030261248.0;
+	assert_true(f.term[SP_T_WEIGHTS] + f.term[SP_T_GRADIENTS] + f.term[SP_T_OPTIMIZER] + f.term[SP_T_MASTER] ==
+		    (uint64_t)(18 * P));
+	assert_true(f.step_tmp_bytes == 0 && f.overlap_bytes == 0);
+	assert_within((double)f.term[SP_T_LOGITS], 4096.0 * 128256 * 6, 1e-9);
+	assert_true(sp_framework_parse("megatron") == SP_FW_MEGATRON);
+	/* LoRA: the adapter in bf16, its main grad, main param and states in fp32 */
+	o = opts(SP_METHOD_LORA);
+	o.framework = SP_FW_MEGATRON;
+	sp_footprint_compute(&m, &o, &f);
+	double A = f.lora_params;
+	assert_true(A > 0 && f.term[SP_T_ADAPTER] == (uint64_t)(2 * A) && f.term[SP_T_GRADIENTS] == (uint64_t)(4 * A) &&
+		    f.term[SP_T_MASTER] == (uint64_t)(4 * A) && f.term[SP_T_OPTIMIZER] == (uint64_t)(8 * A));
 }
 
 /* bitsandbytes' load_in_4bit without double quantization: 4.5 bits */
@@ -562,7 +646,8 @@ static void nodes_terms(void **st)
 	sp_footprint_compute(&m, &o, &f);
 	assert_true(f.term_node[SP_T_WEIGHTS] == (uint64_t)llround(2 * P / 4));
 	assert_true(f.term_node[SP_T_GRADIENTS] == (uint64_t)llround(2 * P / 4));
-	assert_true(f.term_node[SP_T_OPTIMIZER] == (uint64_t)llround(4 * P / 4));
+	/* the two states and the foreach step's copy of one, sharded with them */
+	assert_true(f.term_node[SP_T_OPTIMIZER] == (uint64_t)llround(6 * P / 4));
 	assert_true(f.term_node[SP_T_ACTIVATIONS] == one.term[SP_T_ACTIVATIONS]);
 	assert_true(f.term_node[SP_T_LOGITS] == one.term[SP_T_LOGITS]);
 	assert_within((double)f.term_node[SP_T_COMM], 2 * (m.linear_params / 80) * 2, 1e-9);
@@ -610,7 +695,7 @@ int main(void)
 		cmocka_unit_test(param_counts),    cmocka_unit_test(lora_counts),   cmocka_unit_test(targets_parse),
 		cmocka_unit_test(weights_terms),   cmocka_unit_test(trainable_terms), cmocka_unit_test(activation_terms),
 		cmocka_unit_test(logits_and_kv),   cmocka_unit_test(peaks),         cmocka_unit_test(from_params),
-		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap),  cmocka_unit_test(double_quant),
+		cmocka_unit_test(saturation),      cmocka_unit_test(full_overlap), cmocka_unit_test(padding_longest), cmocka_unit_test(megatron_profile),  cmocka_unit_test(double_quant),
 		cmocka_unit_test(loss_and_offload), cmocka_unit_test(nodes_terms), cmocka_unit_test(bnb_legacy), cmocka_unit_test(one_norm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
