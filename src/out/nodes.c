@@ -234,11 +234,11 @@ static const char *rate(char *buf, size_t n, double bps)
 static const char *age(char *buf, size_t n, double s)
 {
 	if (isnan(s))
-		snprintf(buf, n, "never");
+		snprintf(buf, n, "never answered");
 	else if (s < 60)
-		snprintf(buf, n, "%.0fs ago", s);
+		snprintf(buf, n, "last answer %.0fs ago", s);
 	else
-		snprintf(buf, n, "%.0fm ago", s / 60);
+		snprintf(buf, n, "last answer %.0fm ago", s / 60);
 	return buf;
 }
 
@@ -253,7 +253,7 @@ int sp_nodes_text(const struct sp_node_row *rows, int n, char (*lines)[SP_NODE_L
 		const struct sp_node_row *r = &rows[i];
 		char a[40], b[40], h[80], g[40];
 		if (!r->figures) {
-			snprintf(lines[o++], SP_NODE_LINE, "%-18.18s %-5s %s (last answer %s)", r->name, r->state,
+			snprintf(lines[o++], SP_NODE_LINE, "%-18.18s %-5s %s (%s)", r->name, r->state,
 				 r->error[0] ? r->error : "no answer", age(g, sizeof g, r->age_s));
 			continue;
 		}
@@ -264,10 +264,16 @@ int sp_nodes_text(const struct sp_node_row *rows, int n, char (*lines)[SP_NODE_L
 		snprintf(lines[o++], SP_NODE_LINE, "%-18.18s %-5s %-19s %-17s %-24.24s %s", r->name, r->state,
 			 gib2(a, sizeof a, r->used, r->total), gib2(b, sizeof b, r->budget_now, r->budget_flush), r->gpu, h);
 	}
+	bool head = false;
 	for (int i = 0; i < n && o < max; i++) {
 		const struct sp_node_row *r = &rows[i];
 		if (!r->figures)
 			continue;
+		if (!head && r->nlinks && o < max) {
+			snprintf(lines[o++], SP_NODE_LINE, "%-18s %-13s %-5s %-9s %-13s %-13s %-9s %s", "LINK", "INTERFACE",
+				 "STATE", "SPEED", "RX", "TX", "ERRORS", "RDMA");
+			head = true;
+		}
 		for (int j = 0; j < r->nlinks && o < max; j++) {
 			const struct sp_node_link *k = &r->link[j];
 			char sp[24], rx[24], tx[24], er[24], ib[120] = "";
@@ -276,13 +282,14 @@ int sp_nodes_text(const struct sp_node_row *rows, int n, char (*lines)[SP_NODE_L
 			else
 				snprintf(sp, sizeof sp, "%.0f Gb/s", k->speed_mbps / 1000.0);
 			if (isnan(k->errors))
-				snprintf(er, sizeof er, "errors ?");
+				snprintf(er, sizeof er, "?");
 			else
-				snprintf(er, sizeof er, "errors %.0f", k->errors);
+				snprintf(er, sizeof er, "%.0f", k->errors);
 			if (k->ib_dev[0])
-				snprintf(ib, sizeof ib, "  RoCE %s %s %s", k->ib_dev, k->ib_state[0] ? k->ib_state : "?",
-					 k->ib_rate);
-			snprintf(lines[o++], SP_NODE_LINE, "LINK %-13.13s %-13s %-4s %-9s rx %-10s tx %-10s %s%s", r->name,
+				snprintf(ib, sizeof ib, "%s %s %s", k->ib_dev, k->ib_state[0] ? k->ib_state : "?", k->ib_rate);
+			else
+				snprintf(ib, sizeof ib, "none");
+			snprintf(lines[o++], SP_NODE_LINE, "%-18.18s %-13.13s %-5s %-9s %-13s %-13s %-9s %s", r->name,
 				 k->ifname, k->operstate[0] ? k->operstate : "?", sp, rate(rx, sizeof rx, k->rx_bps),
 				 rate(tx, sizeof tx, k->tx_bps), er, ib);
 		}
