@@ -121,7 +121,7 @@ expect_out '^spark-gb10-loaded +enp1s0f0np0 +up +200 Gb/s .* 7 +rocep1s0f0 ACTIV
 expect_out '^spark-gb10-idle +enp1s0f0np0 +up +200 Gb/s ' "node B's link, from its /api/status"
 expect_out '^spark-gb10-loaded +enp1s0f1np1 +down +no speed' "the link that is down"
 
-sleep 1.2
+sleep 2.5
 run curl -s -m 5 "http://$A_ADDR/api/nodes"
 expect_jq '.max_nodes == 4 and (.nodes | length) == 3 and .nodes[0].self and .nodes[0].name == "spark-gb10-loaded" and .nodes[0].state == "ok"' "/api/nodes: this node first"
 expect_jq ".nodes[1].url == \"http://$B_ADDR\" and .nodes[1].name == \"spark-gb10-idle\" and .nodes[1].state == \"ok\" and .nodes[1].status.pool.total_bytes > 0 and .nodes[1].age_s < 3" "/api/nodes: node B ok, with its document"
