@@ -405,12 +405,14 @@ int cmd_serve(int argc, char **argv)
 	so.api_ctx = col;
 	col->pl = &cli.peers;
 	if (cli.peers.n) {
-		int np = cli.peers.n < SP_NODES_MAX - 1 ? cli.peers.n : SP_NODES_MAX - 1;
+		int np = cli.peers.n;
+		if (np > SP_NODES_MAX - 1) {
+			sp_warn("%d of the --peer nodes are not read: %s", np - (SP_NODES_MAX - 1), SP_NODES_MORE_NOTE);
+			np = SP_NODES_MAX - 1;
+		}
 		col->peers = sp_peers_start(cli.peers.u, np, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S);
 		if (!col->peers)
 			sp_die(SP_EXIT_TROUBLE, "cannot start the threads that read the peers");
-		if (cli.peers.n > np)
-			sp_warn("%d of the --peer nodes are not read: %s", cli.peers.n - np, SP_NODES_MORE_NOTE);
 	}
 	struct sockaddr_storage ss;
 	socklen_t sl;

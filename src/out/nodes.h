@@ -27,17 +27,17 @@ struct sp_node_link {
 	double errors;                     /* the interface's and the port's error counters summed; NAN unknown */
 };
 struct sp_node_row {
-	char name[64];       /* the document's host, cleaned; else the URL */
-	char state[8];       /* "ok", "stale", "down" */
-	char error[160];     /* why not ok ("" when ok) */
 	double age_s;        /* since the last good answer; NAN: never */
-	bool figures;        /* the figures below are current (state ok) */
 	double total, used, free, budget_now, budget_flush; /* bytes, NAN unknown */
+	double hottest_c;
+	struct sp_node_link link[SP_NODE_LINKS];
+	int nlinks;
+	bool figures;        /* the figures are current (state ok) */
+	char state[8];       /* "ok", "stale", "down" */
+	char name[64];       /* the document's host, cleaned; else the URL */
+	char error[160];     /* why not ok ("" when ok) */
 	char gpu[96];        /* "84C 98.6W 97% 2405MHz", or why not */
 	char hottest[48];    /* the hottest sensor's name */
-	double hottest_c;
-	int nlinks;
-	struct sp_node_link link[SP_NODE_LINKS];
 };
 /* The figures of a status --json document into r (name, figures, links);
  * state, error and age are the caller's. doc NULL: no figures. */

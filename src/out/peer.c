@@ -186,7 +186,7 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 		close(fd);
 		return -1;
 	}
-	size_t cap = 64 * 1024, n = 0;
+	size_t cap = (size_t)64 * 1024, n = 0;
 	char *buf = malloc(cap + 1);
 	if (!buf) {
 		close(fd);
@@ -239,10 +239,13 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 	}
 	*he = 0;
 	int code = 0;
-	if (sscanf(buf, "HTTP/1.%*1[01] %3d", &code) != 1) {
+	if (strncmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
+	    !(buf[9] >= '1' && buf[9] <= '5') || !(buf[10] >= '0' && buf[10] <= '9') ||
+	    !(buf[11] >= '0' && buf[11] <= '9')) {
 		say(err, errcap, "not an HTTP answer");
 		goto fail;
 	}
+	code = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
 	if (code != 200) {
 		say(err, errcap, code >= 300 && code < 400 ? "HTTP %d (redirects are not followed)" : "HTTP %d", code);
 		goto fail;
@@ -454,13 +457,10 @@ void sp_peers_view(struct sp_peers *p, int i, struct sp_peer_view *v)
 	if (pe->doc)
 		v->doc = json_incref(pe->doc);
 	double last_end = pe->ended_at;
-	if (!pe->started) {
-		snprintf(v->state, sizeof v->state, "down");
-		snprintf(v->error, sizeof v->error, "%s", pe->error);
-	} else if (last_end == 0) {
+	if (pe->started && last_end == 0) {
 		snprintf(v->state, sizeof v->state, "stale");
 		snprintf(v->error, sizeof v->error, "no answer yet");
-	} else if (!pe->last_ok) {
+	} else if (!pe->started || !pe->last_ok) {
 		snprintf(v->state, sizeof v->state, "down");
 		snprintf(v->error, sizeof v->error, "%s", pe->error);
 	} else if (now - last_end > p->interval_s + p->timeout_s + 1.0) {

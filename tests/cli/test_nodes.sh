@@ -28,7 +28,8 @@ trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
 start() {
 	name=$1
 	shift
-	$S serve --listen 127.0.0.1:0 "$@" >"$name.out" 2>&1 &
+	: >"$name.out"
+	$S serve --listen 127.0.0.1:0 "$@" >>"$name.out" 2>&1 &
 	eval "${name}_PID=$!"
 	PIDS="$PIDS $!"
 	i=0
@@ -166,9 +167,38 @@ _report $? "within the deadline, not a hang (${SECS}/10 s)"
 expect_out '^spark-gb10-loaded +ok ' "this machine's row is shown"
 expect_out "^127\.0\.0\.1:$HANG +down +no whole answer within 2\.0s \(never answered\)" "the silent peer is down, and why"
 
+# the live screen (tmux): the NODES pane, then node B stopping
+TMUX_OK=false
+if command -v tmux >/dev/null 2>&1; then
+	TMUX_OK=true
+	SOCK="$TMP/tmux.sock"
+	tm() { tmux -S "$SOCK" -f /dev/null "$@"; }
+	trap 'tm kill-server 2>/dev/null; for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
+	tm new-session -d -x 120 -y 40 "env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn $S top $A_ROOTS --node http://$B_ADDR"
+	i=0
+	while [ $i -lt 50 ] && ! tm capture-pane -p | grep -Eq '^spark-gb10-idle +ok'; do sleep 0.1; i=$((i + 1)); done
+	tm capture-pane -p >"$OUT"
+	expect_out '^NODE +STATE +POOL' "top's screen: the NODES pane under the title"
+	expect_out '^spark-gb10-idle +ok +[0-9.]+/119\.7 GiB' "top's screen: node B's row"
+else
+	skip_case "top's screen: the NODES pane" "tmux is not installed"
+	skip_case "top's screen: node B's row" "tmux is not installed"
+fi
+
 # node B stops: marked down at once
 kill "$B_PID"
 wait "$B_PID" 2>/dev/null
+if $TMUX_OK; then
+	i=0
+	while [ $i -lt 50 ] && ! tm capture-pane -p | grep -Eq "^spark-gb10-idle +down"; do sleep 0.1; i=$((i + 1)); done
+	tm capture-pane -p >"$OUT"
+	expect_out "^spark-gb10-idle +down +cannot connect: Connection refused \(last answer [0-9]+s ago\)" "top's screen: node B down within a poll (${i}/50 tenths)"
+	expect_no_out '88\.4/110\.3' "top's screen: node B's old figures are gone"
+	tm kill-server 2>/dev/null
+else
+	skip_case "top's screen: node B down" "tmux is not installed"
+	skip_case "top's screen: node B's old figures are gone" "tmux is not installed"
+fi
 secs $S top --once $A_ROOTS --node "http://$B_ADDR"
 expect_rc 1 "top --once after node B stopped: trouble"
 [ "$SECS" -lt 30 ]
