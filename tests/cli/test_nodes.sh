@@ -233,6 +233,19 @@ if $chrome_ok; then
 else
 	skip_case "the page: a peer's hostile host name is text" "Chromium cannot start here"
 fi
+# more than four nodes: the others are named, not read, and the page points to Prometheus
+start M $A_ROOTS --peer http://127.0.0.1:1 --peer http://127.0.0.1:2 --peer http://127.0.0.1:3 --peer http://127.0.0.1:4
+grep -q "1 of the --peer nodes are not read: a cluster of more than four nodes is Prometheus's job" M.out
+_report $? "serve with four peers: says one is not read, and why"
+run curl -s -m 5 "http://$M_ADDR/api/nodes"
+expect_jq '(.nodes | length) == 4 and .not_shown == ["http://127.0.0.1:4"] and (.note | test("Prometheus.*contrib/grafana/sparkops.json"))' "/api/nodes: four nodes, the fifth named with the note"
+if $chrome_ok; then
+	chrome "http://$M_ADDR/" >dom.html
+	grep -q "id=\"nodes-note\" class=\"warn\">not shown: http://127.0.0.1:4. a cluster of more than four nodes is Prometheus's job" dom.html
+	_report $? "the page says more than four nodes is Prometheus's job"
+else
+	skip_case "the page says more than four nodes is Prometheus's job" "Chromium cannot start here"
+fi
 stub redirect
 run $S top --once $A_ROOTS --node "http://127.0.0.1:$(cat stub.redirect.port)"
 expect_out 'down +HTTP 302 \(redirects are not followed\)' "a redirect is not followed"
