@@ -486,9 +486,23 @@ void sp_peers_stop(struct sp_peers *p)
 		ssize_t w = write(p->stopfd, &one, sizeof one);
 		(void)w;
 	}
-	for (int i = 0; i < p->n; i++)
-		if (p->p[i].started)
-			pthread_join(p->p[i].th, NULL);
+	/* a thread still inside getaddrinfo (a name server that does not
+	 * answer) cannot be interrupted: it is left to end on its own, and what
+	 * it reads is kept, rather than making the caller wait for it */
+	bool left = false;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	for (int i = 0; i < p->n; i++) {
+		if (!p->p[i].started)
+			continue;
+		if (pthread_timedjoin_np(p->p[i].th, NULL, &until) != 0) {
+			pthread_detach(p->p[i].th);
+			left = true;
+		}
+	}
+	if (left)
+		return;
 	for (int i = 0; i < p->n; i++)
 		json_decref(p->p[i].doc);
 	if (p->stopfd >= 0)
