@@ -19,6 +19,7 @@
 
 #include "out/nodes.h"
 #include "out/peer.h"
+#include "out/topview.h"
 #include "probe/link.h"
 #include "util/paths.h"
 
@@ -190,6 +191,45 @@ static void link_probe(void **st)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* top's screen: the NODES lines under the title, a node not ok in red,
+ * the pool right below; an 80x24 screen keeps the pool and the GPU */
+static void pane(void **st)
+{
+	(void)st;
+	static struct sp_sample s;
+	static struct sp_top_hist h;
+	static struct sp_tv_grid g;
+	struct sp_spark k;
+	memset(&s, 0, sizeof s);
+	s.mem.why = SP_OK;
+	s.mem.v[SP_MI_TOTAL] = 120ULL << 30;
+	s.mem.v[SP_MI_FREE] = 10ULL << 30;
+	s.mem.have = ~0ULL;
+	s.gpu_status = SP_NO_GPU;
+	sp_top_hist_init(&h);
+	sp_spark_derive(&s, &k);
+	char lines[4][SP_NODE_LINE] = { "NODE   STATE", "spark-a ok", "spark-b down  cannot connect", "LINK" };
+	bool alert[4] = { false, false, true, false };
+	struct sp_topview_in in = { .s = &s, .k = &k, .h = &h, .host = "spark-a", .interval_s = 1,
+				    .node_lines = (const char (*)[SP_NODE_LINE])lines, .node_alert = alert, .n_node_lines = 4 };
+	char buf[512];
+	sp_topview_render(&g, 24, 80, &in);
+	sp_tv_line(&g, 1, buf, sizeof buf);
+	assert_string_equal(buf, "NODE   STATE");
+	assert_int_equal(g.c[1][0].attr, SP_TVA_BOLD);
+	sp_tv_line(&g, 3, buf, sizeof buf);
+	assert_string_equal(buf, "spark-b down  cannot connect");
+	assert_int_equal(g.c[3][0].attr, SP_TVA_ALERT);
+	assert_int_equal(g.c[2][0].attr, SP_TVA_NONE);
+	sp_tv_line(&g, 5, buf, sizeof buf);
+	assert_true(strncmp(buf, "POOL", 4) == 0);
+	/* without nodes the pool is right under the title, as before */
+	in.n_node_lines = 0;
+	sp_topview_render(&g, 24, 80, &in);
+	sp_tv_line(&g, 1, buf, sizeof buf);
+	assert_true(strncmp(buf, "POOL", 4) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +237,7 @@ int main(void)
 		cmocka_unit_test(answers),
 		cmocka_unit_test(rows),
 		cmocka_unit_test(link_probe),
+		cmocka_unit_test(pane),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
