@@ -146,7 +146,7 @@ if $chrome_ok; then
 	grep -q 'id="nodes-section" class="on"' dom.html && grep -q '<tr class="ok" data-node="self"><td>spark-gb10-loaded</td><td>ok</td>' dom.html &&
 		grep -q "<tr class=\"ok\" data-node=\"http://$B_ADDR\"><td>spark-gb10-idle</td><td>ok</td><td class=\"n\">[0-9.]*/119.7 GiB</td>" dom.html
 	_report $? "the page shows both nodes side by side"
-	grep -q 'enp1s0f0np0 up 200 Gb/s' dom.html
+	grep -q 'enp1s0f0np0 up 200 Gb/s rx [0-9.]* [kMG]*B/s tx [0-9.]* [kMG]*B/s err 7 RoCE rocep1s0f0 ACTIVE' dom.html
 	_report $? "the page shows each node's link"
 else
 	skip_case "the page shows both nodes" "Chromium cannot start here (apt-get install chromium)"
