@@ -410,7 +410,7 @@ int cmd_serve(int argc, char **argv)
 			sp_warn("%d of the --peer nodes are not read: %s", np - (SP_NODES_MAX - 1), SP_NODES_MORE_NOTE);
 			np = SP_NODES_MAX - 1;
 		}
-		col->peers = sp_peers_start(cli.peers.u, np, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S);
+		col->peers = sp_peers_start(cli.peers.u, np, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S, SP_PEER_IDLE_S);
 		if (!col->peers)
 			sp_die(SP_EXIT_TROUBLE, "cannot start the threads that read the peers");
 	}

@@ -461,7 +461,7 @@ int cmd_top(int argc, char **argv)
 	}
 	t->want_nodes = t->once || t->nodes.n > 0 || t->nodes.self;
 	if (t->nodes.n) {
-		t->peers = sp_peers_start(t->nodes.u, t->nodes.n, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S);
+		t->peers = sp_peers_start(t->nodes.u, t->nodes.n, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S, SP_PEER_IDLE_S);
 		if (!t->peers) {
 			free(t);
 			sp_die(SP_EXIT_TROUBLE, "cannot start the threads that read the nodes");

@@ -320,11 +320,12 @@ struct peer {
 
 struct sp_peers {
 	int n;
-	double interval_s, timeout_s;
+	double interval_s, timeout_s, idle_s;
 	int stopfd; /* an eventfd: written once to stop */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
+	double wanted_at; /* mono of the last view (or the start): polls run while recent */
 	struct peer p[PEERS_MAX];
 };
 
@@ -371,6 +372,9 @@ static void *poll_main(void *arg)
 		}
 		while (!all->stop && pthread_cond_timedwait(&all->cond, &all->lock, &ts) != ETIMEDOUT)
 			;
+		/* nobody looking: wait until someone does (a view wakes the thread) */
+		while (!all->stop && sp_mono_now() - all->wanted_at > all->idle_s)
+			pthread_cond_wait(&all->cond, &all->lock);
 		bool stop = all->stop;
 		pthread_mutex_unlock(&all->lock);
 		if (stop)
@@ -379,7 +383,8 @@ static void *poll_main(void *arg)
 	return NULL;
 }
 
-struct sp_peers *sp_peers_start(const struct sp_peer_url *urls, int n, double interval_s, double timeout_s)
+struct sp_peers *sp_peers_start(const struct sp_peer_url *urls, int n, double interval_s, double timeout_s,
+				double idle_s)
 {
 	if (n < 0 || n > PEERS_MAX)
 		return NULL;
@@ -389,7 +394,9 @@ struct sp_peers *sp_peers_start(const struct sp_peer_url *urls, int n, double in
 	all->n = n;
 	all->interval_s = interval_s;
 	all->timeout_s = timeout_s;
+	all->idle_s = idle_s;
 	all->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	all->wanted_at = sp_mono_now();
 	pthread_mutex_init(&all->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -452,6 +459,9 @@ void sp_peers_view(struct sp_peers *p, int i, struct sp_peer_view *v)
 	snprintf(v->url, sizeof v->url, "%s", pe->u.url);
 	pthread_mutex_lock(&p->lock);
 	double now = sp_mono_now();
+	if (now - p->wanted_at > p->idle_s)
+		pthread_cond_broadcast(&p->cond); /* the pollers were idle: poll again */
+	p->wanted_at = now;
 	if (pe->good_at > 0)
 		v->age_s = now - pe->good_at;
 	if (pe->doc)
@@ -464,9 +474,10 @@ void sp_peers_view(struct sp_peers *p, int i, struct sp_peer_view *v)
 		snprintf(v->state, sizeof v->state, "down");
 		snprintf(v->error, sizeof v->error, "%s", pe->error);
 	} else if (now - last_end > p->interval_s + p->timeout_s + 1.0) {
-		/* a poll that outlived its deadline: a name that does not resolve */
+		/* a poll that outlived its deadline (a name that does not resolve), or
+		 * the first view after the pollers were idle */
 		snprintf(v->state, sizeof v->state, "stale");
-		snprintf(v->error, sizeof v->error, "no answer for %.0fs", now - last_end);
+		snprintf(v->error, sizeof v->error, "no reading for %.0fs", now - last_end);
 	} else {
 		snprintf(v->state, sizeof v->state, "ok");
 	}

@@ -19,6 +19,10 @@
 #define SP_PEER_DEFAULT_PORT "9851"
 #define SP_PEER_TIMEOUT_S 2.0  /* the whole request: resolve, connect, send, read */
 #define SP_PEER_INTERVAL_S 1.0 /* between the end of one poll and the next */
+/* a peer is polled only while someone looks: for this long after the start
+ * and after each sp_peers_view (serve: the page or /api/nodes asked), so a
+ * serve nobody watches costs its peers nothing */
+#define SP_PEER_IDLE_S 30.0
 
 struct sp_peer_url {
 	char host[256];   /* "10.0.0.2", "spark-b", "::1" (no brackets) */
@@ -37,8 +41,11 @@ int sp_peer_get(const struct sp_peer_url *u, const char *path, double timeout_s,
 json_t *sp_peer_parse(const char *body, size_t len, char *err, size_t errcap);
 
 struct sp_peers;
-/* Start one polling thread per URL (at most 8). NULL on failure (no memory, no thread). */
-struct sp_peers *sp_peers_start(const struct sp_peer_url *urls, int n, double interval_s, double timeout_s);
+/* Start one polling thread per URL (at most 8), each polling every
+ * interval_s behind timeout_s while a view came within idle_s
+ * (SP_PEER_IDLE_S). NULL on failure (no memory, no thread). */
+struct sp_peers *sp_peers_start(const struct sp_peer_url *urls, int n, double interval_s, double timeout_s,
+				double idle_s);
 int sp_peers_n(const struct sp_peers *p);
 /* Wait until every peer has had one answer or failure, or timeout_s passed */
 void sp_peers_wait_first(struct sp_peers *p, double timeout_s);
@@ -51,6 +58,7 @@ struct sp_peer_view {
 	double age_s;     /* since the last good answer; NAN: never */
 	json_t *doc;      /* the last good document (a new reference: json_decref it), or NULL */
 };
+/* (also keeps the polls going: SP_PEER_IDLE_S) */
 void sp_peers_view(struct sp_peers *p, int i, struct sp_peer_view *v);
 /* Stop the threads (each ends within its deadline) and free everything. NULL is fine. */
 void sp_peers_stop(struct sp_peers *p);

@@ -16,6 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "out/nodes.h"
 #include "out/peer.h"
@@ -230,6 +235,73 @@ static void pane(void **st)
 	assert_true(strncmp(buf, "POOL", 4) == 0);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* connections accepted (and held, never answered) on ls for secs */
+static int accepts(int ls, double secs, int *held, int *nheld)
+{
+	int n = 0;
+	double end = now_s() + secs;
+	while (now_s() < end) {
+		struct pollfd p = { .fd = ls, .events = POLLIN };
+		if (poll(&p, 1, 20) > 0) {
+			int c = accept(ls, NULL, NULL);
+			if (c >= 0) {
+				n++;
+				if (*nheld < 64)
+					held[(*nheld)++] = c;
+				else
+					close(c);
+			}
+		}
+	}
+	return n;
+}
+
+/* a peer that accepts and never answers: down within the deadline; nobody
+ * looking: no more polls; a view: polls again */
+static void deadline_and_idle(void **st)
+{
+	(void)st;
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof a;
+	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(ls, 64), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&a, &al), 0);
+	char url[64], err[200];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+	struct sp_peer_url u;
+	assert_int_equal(sp_peer_url_parse(url, &u, err, sizeof err), 0);
+	int held[64], nheld = 0;
+	double t0 = now_s();
+	struct sp_peers *p = sp_peers_start(&u, 1, 0.05, 0.2, 0.5);
+	assert_non_null(p);
+	int first = accepts(ls, 0.8, held, &nheld);
+	assert_true(first >= 1);
+	struct sp_peer_view v;
+	int idle = accepts(ls, 1.0, held, &nheld);
+	assert_int_equal(idle, 0); /* nobody looked for 0.5 s: no poll */
+	sp_peers_view(p, 0, &v);
+	assert_string_equal(v.state, "down");
+	assert_non_null(strstr(v.error, "no whole answer within 0.2s"));
+	assert_null(v.doc);
+	int again = accepts(ls, 0.5, held, &nheld);
+	assert_true(again >= 1); /* a view: polling again */
+	double t1 = now_s();
+	sp_peers_stop(p);
+	assert_true(now_s() - t1 < 1.0); /* stopping interrupts a poll in flight */
+	assert_true(t1 - t0 < 10);
+	for (int i = 0; i < nheld; i++)
+		close(held[i]);
+	close(ls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +310,7 @@ int main(void)
 		cmocka_unit_test(rows),
 		cmocka_unit_test(link_probe),
 		cmocka_unit_test(pane),
+		cmocka_unit_test(deadline_and_idle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
