@@ -106,7 +106,11 @@ static void hottest(const json_t *doc, struct sp_node_row *r)
 	hotter(r, num(k, "die_temp_c"), "die");
 	json_array_foreach(json_object_get(doc, "thermal_zones"), i, x) {
 		const char *t = str(x, "type");
-		snprintf(name, sizeof name, "%.20s zone %d", t ? t : "?", (int)num(x, "zone"));
+		double z = num(x, "zone");
+		if (z >= 0 && z < 100000)
+			snprintf(name, sizeof name, "%.20s zone %d", t ? t : "?", (int)z);
+		else
+			snprintf(name, sizeof name, "%.20s zone ?", t ? t : "?");
 		hotter(r, num(x, "temp_c"), name);
 	}
 	json_array_foreach(json_object_get(doc, "hwmon"), i, x) {
