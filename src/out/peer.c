@@ -123,6 +123,32 @@ static int wait_fd(int fd, short events, double deadline, int stopfd)
 	}
 }
 
+/* the Content-Length of a head ending at he, or -1 when none */
+static long long content_length(const char *buf, const char *he)
+{
+	for (const char *l = memmem(buf, (size_t)(he - buf), "\r\n", 2); l && l < he;
+	     l = memmem(l + 2, (size_t)(he - l - 2), "\r\n", 2)) {
+		if ((size_t)(he - l) > 17 && strncasecmp(l + 2, "Content-Length:", 15) == 0) {
+			char *end;
+			long long v = strtoll(l + 17, &end, 10);
+			return end == l + 17 || v < 0 ? -1 : v;
+		}
+		if (l + 2 >= he)
+			break;
+	}
+	return -1;
+}
+
+/* the head and a body of its Content-Length are all in */
+static bool whole(const char *buf, size_t n)
+{
+	const char *he = memmem(buf, n, "\r\n\r\n", 4);
+	if (!he)
+		return false;
+	long long cl = content_length(buf, he);
+	return cl >= 0 && (unsigned long long)(n - (size_t)(he + 4 - buf)) >= (unsigned long long)cl;
+}
+
 static int get_impl(const struct sp_peer_url *u, const char *path, double timeout_s, int stopfd, char **body,
 		    size_t *len, char *err, size_t errcap)
 {
@@ -213,6 +239,10 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 		ssize_t k = recv(fd, buf + n, cap - n, 0);
 		if (k > 0) {
 			n += (size_t)k;
+			/* a server that keeps the connection open after a whole body
+			 * with its Content-Length: done, without waiting for the close */
+			if (whole(buf, n))
+				break;
 			continue;
 		}
 		if (k == 0)
@@ -256,15 +286,15 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 			say(err, errcap, "a chunked answer (refused)");
 			goto fail;
 		}
-		if (strncasecmp(l + 2, "Content-Length:", 15) == 0) {
-			unsigned long long cl = strtoull(l + 17, NULL, 10);
-			if (cl != (unsigned long long)(n - (size_t)(he + 4 - buf))) {
-				say(err, errcap, "the answer was cut short");
-				goto fail;
-			}
-		}
 	}
 	size_t bl = n - (size_t)(he + 4 - buf);
+	long long cl = content_length(buf, he);
+	if (cl >= 0 && (unsigned long long)bl < (unsigned long long)cl) {
+		say(err, errcap, "the answer was cut short");
+		goto fail;
+	}
+	if (cl >= 0)
+		bl = (size_t)cl; /* bytes past the body are not the body */
 	if (bl > SP_PEER_BODY_MAX) {
 		say(err, errcap, "an answer over %zu MiB (refused)", SP_PEER_BODY_MAX >> 20);
 		goto fail;

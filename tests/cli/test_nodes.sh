@@ -48,6 +48,15 @@ if mode == "hang":
     held = []
     while True:
         c, _ = s.accept(); held.append(c)   # read nothing, answer nothing
+if mode == "keepalive":
+    # a whole answer with its Content-Length, then the connection held open
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+    print(s.getsockname()[1], flush=True)
+    held = []
+    body = json.dumps({"version": "0.1.0", "host": "keeps-open", "pool": {"total_bytes": 1 << 30}}).encode()
+    while True:
+        c, _ = s.accept(); held.append(c); c.recv(4096)
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_GET(self):
@@ -246,6 +255,11 @@ if $chrome_ok; then
 else
 	skip_case "the page says more than four nodes is Prometheus's job" "Chromium cannot start here"
 fi
+stub keepalive
+secs $S top --once $A_ROOTS --node "http://127.0.0.1:$(cat stub.keepalive.port)"
+expect_out '^keeps-open +ok' "a peer that keeps the connection open after a whole answer is read at once"
+[ "$SECS" -lt 15 ]
+_report $? "without waiting out the deadline (${SECS}/10 s)"
 stub redirect
 run $S top --once $A_ROOTS --node "http://127.0.0.1:$(cat stub.redirect.port)"
 expect_out 'down +HTTP 302 \(redirects are not followed\)' "a redirect is not followed"
