@@ -112,6 +112,11 @@ expect_jq '.links[0].rx_bytes_per_s == null and .links[0].unavailable.bytes_per_
 run $S status --json $(sysroot discrete)
 expect_jq '.links == []' "a machine without ConnectX: an empty links array"
 
+run $S top --once $A_ROOTS --node self
+expect_rc 0 "top --once --node self: this machine alone"
+[ "$(grep -c '^spark-gb10-loaded +ok' "$OUT")" -le 1 ] && [ "$(grep -Ec '^spark-gb10-loaded +ok ' "$OUT")" = 1 ]
+_report $? "this machine is one row, not two"
+
 # ---- two nodes ---------------------------------------------------------------------
 start B $B_ROOTS
 [ -n "$B_ADDR" ]
