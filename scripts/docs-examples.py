@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(TOP, "tests", "fixtures")
@@ -51,6 +52,15 @@ EXAMPLES = {
     ),
 }
 
+# examples that read another node: a `sparkops serve` on a loopback port
+# stands in for it (these roots), its address put in place of @PEER@
+PEERS = {"top-nodes": roots("gb10-idle")}
+EXAMPLES["top-nodes"] = (
+    "sparkops top --once --node http://spark-gb10-idle:9851",
+    roots("gb10-loaded") + ["top", "--once", "--node", "http://@PEER@"],
+    "gb10.scn",
+)
+
 MARK = re.compile(r"^<!-- example: ([a-z0-9-]+) -->\s*$")
 
 
@@ -66,8 +76,30 @@ def output(build, ex_id):
         env["FAKE_NVML_SCENARIO"] = os.path.join(SCN, scn)
     else:
         env["SPARKOPS_NVML_LIB"] = "/nonexistent/libnvidia-ml.so.1"
-    p = subprocess.run([os.path.join(build, "sparkops")] + args, env=env, cwd=TOP,
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+    peer = None
+    if ex_id in PEERS:
+        peer = subprocess.Popen([os.path.join(build, "sparkops"), "serve", "--listen", "127.0.0.1:0"] + PEERS[ex_id],
+                                env=env, cwd=TOP, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        addr = None
+        for line in peer.stderr:
+            m = re.search(rb"serving http://([0-9.:]+)/metrics", line)
+            if m:
+                addr = m.group(1).decode()
+                break
+        if not addr:
+            peer.kill()
+            raise SystemExit(f"example '{ex_id}': the peer's serve did not start")
+        # two readings a second apart: the peer's link has bytes per second
+        subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://{addr}/api/status"], timeout=10)
+        time.sleep(1.2)
+        args = [a.replace("@PEER@", addr) for a in args]
+    try:
+        p = subprocess.run([os.path.join(build, "sparkops")] + args, env=env, cwd=TOP,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+    finally:
+        if peer:
+            peer.terminate()
+            peer.wait()
     text = p.stdout.decode("utf-8", "replace")
     lines = ["$ " + shown] + [ln.rstrip() for ln in text.rstrip("\n").split("\n")]
     return lines

@@ -4,7 +4,8 @@
 # (a thermal episode, the guard stopping the job) with a training log's
 # checkpoint and evaluation lines marked. Deterministic: the chart's clock is
 # the log's own UTC offset, so the file only changes when the code does.
-# And serve's live page as a screenshot (docs/img/serve-page.png).
+# And serve's live page as a screenshot (docs/img/serve-page.png), and with
+# --peer, two nodes side by side (docs/img/serve-nodes.png).
 # Usage: scripts/docs-img.sh [BUILD] [OUT]
 BUILD=${1:-build}
 OUT=${2:-docs/img/report-example.svg}
@@ -37,3 +38,28 @@ timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-f
 	--disable-background-networking --disable-component-update --disable-sync --user-data-dir="$tmp/u" \
 	--virtual-time-budget=3000 --hide-scrollbars --window-size=1280,640 \
 	--screenshot="$(dirname "$OUT")/serve-page.png" "http://$addr/" 2>/dev/null
+
+# serve --peer: two nodes side by side (the page's NODES table), a second
+# serve on the gb10-idle fixture standing in for the other Spark and a third
+# peer that is not there, marked down (docs/img/serve-nodes.png)
+F2=tests/fixtures/gb10-idle
+SPARKOPS_NVML_LIB="$BUILD/libfake-nvml.so" FAKE_NVML_SCENARIO=tests/fake-nvml/scenarios/gb10.scn \
+	"$BUILD/sparkops" serve --listen 127.0.0.1:0 --procfs "$F2/proc" --sysfs "$F2/sys" >"$tmp/out2" 2>&1 &
+bpid=$!
+trap 'kill $spid $bpid $apid 2>/dev/null; rm -rf "$tmp"' EXIT
+i=0
+while [ $i -lt 50 ] && ! grep -q 'serving http' "$tmp/out2"; do sleep 0.1; i=$((i + 1)); done
+baddr=$(sed -n 's|.*serving http://\(.*\)/metrics$|\1|p' "$tmp/out2")
+SPARKOPS_NVML_LIB="$BUILD/libfake-nvml.so" FAKE_NVML_SCENARIO=tests/fake-nvml/scenarios/gb10.scn \
+	"$BUILD/sparkops" serve --listen 127.0.0.1:0 --procfs "$F/proc" --sysfs "$F/sys" \
+	--peer "http://$baddr" --peer http://127.0.0.1:1 >"$tmp/out3" 2>&1 &
+apid=$!
+i=0
+while [ $i -lt 50 ] && ! grep -q 'serving http' "$tmp/out3"; do sleep 0.1; i=$((i + 1)); done
+aaddr=$(sed -n 's|.*serving http://\(.*\)/metrics$|\1|p' "$tmp/out3")
+i=0
+while [ $i -lt 3 ]; do curl -s "http://$aaddr/api/status" >/dev/null; sleep 1.05; i=$((i + 1)); done
+timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync --user-data-dir="$tmp/u2" \
+	--virtual-time-budget=3000 --hide-scrollbars --window-size=1440,300 \
+	--screenshot="$(dirname "$OUT")/serve-nodes.png" "http://$aaddr/" 2>/dev/null

@@ -6,7 +6,10 @@
 #include "cmd/status.h"
 #include "out/topview.h"
 #include "cmd/webload.h"
+#include "out/nodes.h"
+#include "out/peer.h"
 #include "out/prom.h"
+#include "probe/link.h"
 #include "out/serve_http.h"
 #include "out/webcfg.h"
 #include "probe/harden.h"
@@ -31,7 +34,7 @@
 static const struct sp_cmdspec spec = {
 	.name = "serve",
 	.usage = "usage: sparkops serve [--listen ADDR:PORT [--allow-remote]] [--web-config FILE]\n"
-		 "                      [--cache DURATION] [--reserve SIZE]\n"
+		 "                      [--cache DURATION] [--reserve SIZE] [--peer URL]...\n"
 		 "\n"
 		 "Serves the exposition of 'sparkops metrics' at http://ADDR:PORT/metrics for\n"
 		 "Prometheus (GET and HEAD; / links to it; anything else is 404, other methods\n"
@@ -40,6 +43,10 @@ static const struct sp_cmdspec spec = {
 		 "The exposition names processes, pids, cgroups and the GPU: an address other\n"
 		 "machines can reach needs --allow-remote, and should have TLS and basic\n"
 		 "authentication (--web-config, in the format of node_exporter's web config).\n"
+		 "\n"
+		 "The live page at / polls /api/status (status --json's document) and\n"
+		 "/api/history; with --peer, /api/nodes gives every node's document and state\n"
+		 "(ok, stale, down) and the page shows the nodes side by side.\n"
 		 "\n",
 	.tail = "environment: SPARKOPS_MHD_LIB=PATH loads that libmicrohttpd instead of libmicrohttpd.so.12;\n"
 		"      SPARKOPS_NVML_LIB=PATH that NVML library instead of libnvidia-ml.so.1\n"
@@ -47,6 +54,12 @@ static const struct sp_cmdspec spec = {
 		"      or the server cannot start (no memory, no file descriptors), 2 usage error,\n"
 		"      a bad --web-config, or the address cannot be used (in use, not on this\n"
 		"      machine), 4 the port needs privileges\n",
+};
+
+#define PEER_ARGS_MAX 16 /* more than SP_NODES_MAX - 1 are named on the page, not polled */
+struct peer_list {
+	struct sp_peer_url u[PEER_ARGS_MAX];
+	int n;
 };
 
 struct collector {
@@ -59,6 +72,12 @@ struct collector {
 	struct sp_sample *api_s;
 	double api_at;
 	struct sp_top_hist *hist;
+	/* the ConnectX link: two readings, for bytes per second */
+	struct sp_links links[2];
+	int links_cur;
+	/* --peer: the other nodes, polled in threads of their own */
+	struct sp_peers *peers;
+	const struct peer_list *pl;
 };
 
 #define API_MIN_S 1.0 /* the page polls once a second: one reading serves every tab */
@@ -76,27 +95,82 @@ static void hist_push(struct collector *col, const struct sp_sample *s)
 	sp_top_hist_push(col->hist, s, &k);
 }
 
-/* /api/status: status --json's document, from a reading at most API_MIN_S old */
-static size_t api_status(char *buf, size_t cap, void *ctx)
+/* status --json's document, from a reading at most API_MIN_S old, with the
+ * link's bytes per second since the reading before */
+static json_t *local_doc(struct collector *col)
 {
-	struct collector *col = ctx;
 	if (!col->api_s) {
 		col->api_s = calloc(1, sizeof *col->api_s);
 		if (!col->api_s)
-			return 0;
+			return NULL;
 	}
 	double now = sp_mono_now();
 	if (col->api_at == 0 || now - col->api_at >= API_MIN_S || now < col->api_at) {
 		sp_sample_read(col->api_s, &col->ro);
 		col->api_at = now;
 		hist_push(col, col->api_s);
+		int prev = col->links_cur;
+		col->links_cur = !prev;
+		sp_links_read(&col->links[col->links_cur], col->links[prev].t > 0 ? &col->links[prev] : NULL);
 	}
 	json_t *d = sp_status_document(col->api_s, (col->ro.what & SP_READ_PROCS) != 0);
+	if (d)
+		json_object_set_new(d, "links", sp_links_json(&col->links[col->links_cur]));
+	return d;
+}
+
+/* /api/status */
+static size_t api_status(char *buf, size_t cap, void *ctx)
+{
+	json_t *d = local_doc(ctx);
 	if (!d)
 		return 0;
 	size_t n = json_dumpb(d, buf, cap, JSON_COMPACT);
 	json_decref(d);
 	return n;
+}
+
+/* /api/nodes: this node, then each peer's last good document with its state */
+static size_t api_nodes(char *buf, size_t cap, void *ctx)
+{
+	struct collector *col = ctx;
+	json_t *o = json_object(), *a = json_array(), *more = json_array();
+	json_t *self = json_object();
+	json_t *d = local_doc(col);
+	json_object_set_new(self, "url", json_null());
+	json_object_set_new(self, "self", json_true());
+	json_t *host = d ? json_object_get(d, "host") : NULL;
+	json_object_set_new(self, "name", host ? json_incref(host) : json_null());
+	json_object_set_new(self, "state", json_string(d ? "ok" : "down"));
+	json_object_set_new(self, "age_s", json_real(0));
+	json_object_set_new(self, "error", json_null());
+	json_object_set_new(self, "status", d ? d : json_null());
+	json_array_append_new(a, self);
+	int n = sp_peers_n(col->peers);
+	for (int i = 0; i < n; i++) {
+		struct sp_peer_view v;
+		sp_peers_view(col->peers, i, &v);
+		json_t *e = json_object();
+		json_object_set_new(e, "url", sp_json_text(v.url));
+		json_object_set_new(e, "self", json_false());
+		json_t *h = v.doc ? json_object_get(v.doc, "host") : NULL;
+		json_object_set_new(e, "name", json_is_string(h) ? sp_json_text(json_string_value(h)) : json_null());
+		json_object_set_new(e, "state", json_string(v.state));
+		json_object_set_new(e, "age_s", isnan(v.age_s) ? json_null() : json_real(round(v.age_s * 10) / 10));
+		json_object_set_new(e, "error", v.error[0] ? sp_json_text(v.error) : json_null());
+		/* the last good reading, whatever the state: the page shows it as current only when ok */
+		json_object_set_new(e, "status", v.doc ? v.doc : json_null());
+		json_array_append_new(a, e);
+	}
+	for (int i = n; col->pl && i < col->pl->n; i++)
+		json_array_append_new(more, sp_json_text(col->pl->u[i].url));
+	json_object_set_new(o, "max_nodes", json_integer(SP_NODES_MAX));
+	json_object_set_new(o, "nodes", a);
+	json_object_set_new(o, "not_shown", more);
+	json_object_set_new(o, "note", json_array_size(more) ? json_string(SP_NODES_MORE_NOTE) : json_null());
+	size_t len = json_dumpb(o, buf, cap, JSON_COMPACT);
+	json_decref(o);
+	return len;
 }
 
 /* /api/history: the ring, oldest first, null for an unknown point */
@@ -169,9 +243,25 @@ static const char *opt_cache(void *target, const char *arg)
 	return NULL;
 }
 
+static const char *opt_peer(void *target, const char *arg)
+{
+	static char why[240];
+	struct peer_list *pl = target;
+	if (pl->n >= PEER_ARGS_MAX)
+		return "is one too many (at most 16; past three peers the page points to Prometheus)";
+	if (sp_peer_url_parse(arg, &pl->u[pl->n], why, sizeof why) < 0)
+		return why;
+	for (int i = 0; i < pl->n; i++)
+		if (strcmp(pl->u[i].url, pl->u[pl->n].url) == 0)
+			return "is named twice";
+	pl->n++;
+	return NULL;
+}
+
 struct serve_cli {
 	bool allow_remote;
 	const char *web_config;
+	struct peer_list peers;
 };
 
 /* 1: parsed, 0: --help was printed */
@@ -209,6 +299,11 @@ static int parse_opts(int argc, char **argv, struct sp_serve_opts *so, struct sp
 				"a request's line and headers must all arrive within this of\n"
 				"the connection opening or the previous answer, however\n"
 				"slowly they trickle (default 5s)"),
+		SP_OPT_CALLBACK("peer", &cli->peers, "URL", opt_peer,
+				"another node's serve, http://HOST[:PORT] (repeatable; up to\n"
+				"three, four nodes in all): its /api/status is read once a\n"
+				"second behind a 2s deadline, and /api/nodes and the page show\n"
+				"the nodes side by side; more are named on the page, not read"),
 		SP_OPT_READ_EXPORT(ro),
 		SP_OPT_END(),
 	};
@@ -306,11 +401,24 @@ int cmd_serve(int argc, char **argv)
 	col->ro = ro;
 	so.api_status = api_status;
 	so.api_history = api_history;
+	so.api_nodes = api_nodes;
 	so.api_ctx = col;
+	col->pl = &cli.peers;
+	if (cli.peers.n) {
+		int np = cli.peers.n;
+		if (np > SP_NODES_MAX - 1) {
+			sp_warn("%d of the --peer nodes are not read: %s", np - (SP_NODES_MAX - 1), SP_NODES_MORE_NOTE);
+			np = SP_NODES_MAX - 1;
+		}
+		col->peers = sp_peers_start(cli.peers.u, np, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S, SP_PEER_IDLE_S);
+		if (!col->peers)
+			sp_die(SP_EXIT_TROUBLE, "cannot start the threads that read the peers");
+	}
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	bool remote = sp_serve_parse_addr(so.listen, &ss, &sl) == 0 && !sp_serve_addr_is_loopback(&ss);
 	int rc = serve(&so, col, remote);
+	sp_peers_stop(col->peers);
 	free(col->api_s);
 	free(col->hist);
 	free(col);

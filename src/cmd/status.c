@@ -2,6 +2,7 @@
 /* sparkops status — the real headroom, in one screen or one JSON object. */
 #include "cmd/cli.h"
 #include "cmd/status.h"
+#include "out/nodes.h"
 #include "cmd/cmdutil.h"
 #include "out/sample_json.h"
 #include "probe/platform.h"
@@ -377,6 +378,10 @@ static json_t *status_json(const struct sp_sample *s, const struct sp_watermarks
 	json_object_set_new(root, "hwmon", sp_json_hwmon(s));
 	json_object_set_new(root, "spark", sp_json_spark(s));
 	json_object_set_new(root, "platform", platform_json(pf));
+	/* the ConnectX link: one reading (serve and top give bytes per second) */
+	struct sp_links lk;
+	sp_links_read(&lk, NULL);
+	json_object_set_new(root, "links", sp_links_json(&lk));
 	/* not looked at is not "none": null */
 	json_object_set_new(root, "processes", procs_scanned ? sp_json_procs(s) : json_null());
 	json_object_set_new(root, "containers", procs_scanned ? containers_json(s) : json_null());

@@ -6,8 +6,12 @@
  * cmd/topterm.c. */
 #include "cmd/cli.h"
 #include "cmd/cmdutil.h"
+#include "cmd/status.h"
 #include "cmd/topterm.h"
+#include "out/nodes.h"
+#include "out/peer.h"
 #include "out/topview.h"
+#include "probe/link.h"
 #include "probe/flush.h"
 #include "probe/probe.h"
 #include "probe/spark.h"
@@ -27,11 +31,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct sp_cmdspec spec = {
 	.name = "top",
 	.usage = "usage: sparkops top [--interval DURATION] [--no-color] [--ascii] [--procfs DIR --sysfs DIR]\n"
+		 "                    [--node URL]... [--once]\n"
 		 "\n"
 		 "A full-screen live view: the pool split into what processes hold, page cache\n"
 		 "and free, with the budget now and after a flush; each GPU's temperature,\n"
@@ -39,11 +45,18 @@ static const struct sp_cmdspec spec = {
 		 "sparklines of the last minutes; pressure; the processes competing for the\n"
 		 "pool; a running 'sparkops run' or 'watch' job.\n"
 		 "\n"
+		 "With --node URL (another Spark's 'sparkops serve'), the nodes side by side\n"
+		 "at the top: this machine first, then each node's pool, budget, GPU and\n"
+		 "hottest sensor in one row, and the ConnectX link of each; a node that does\n"
+		 "not answer is marked down at once, never shown with its old figures.\n"
+		 "--once prints those rows once, without a terminal (for scripts).\n"
+		 "\n"
 		 "keys: q quit, s cycle the sort, p pause, f flush the page cache (root, y/n),\n"
 		 "      h or ? help\n"
 		 "\n",
 	.tail = "environment: NO_COLOR (any value) turns colour off; SPARKOPS_NVML_LIB=PATH\n"
-		"exit: 0 quit with q, 2 usage error or stdout not a terminal (use 'status' or 'watch')\n",
+		"exit: 0 quit with q, 2 usage error or stdout not a terminal (use 'status' or 'watch');\n"
+		"      with --once: 0 every node answered, 1 a node is down or stale\n",
 };
 
 #define MSG_S 8.0 /* how long a result stays on the keys line */
@@ -54,8 +67,27 @@ static const struct sp_cmdspec spec = {
  * memory refreshed from NVML. */
 #define PROC_SCAN_S 5.0
 
+#define NODE_ARGS_MAX (SP_NODES_MAX - 1)
+#define NODE_LINES 16
+struct node_list {
+	struct sp_peer_url u[NODE_ARGS_MAX];
+	int n;
+	bool self; /* --node self: this machine, which is always the first row */
+};
+
 struct top { // NOLINT(clang-analyzer-optin.performance.Padding): one instance, grouped by purpose
 	struct sp_read_opts ro;
+	/* --node: the peers (read in threads of their own), this machine's link
+	 * (two readings for bytes per second), the rows as lines */
+	struct node_list nodes;
+	bool once, want_nodes;
+	struct sp_peers *peers;
+	struct sp_links links[2];
+	int lcur;
+	char node_lines[NODE_LINES][SP_NODE_LINE];
+	bool node_alert[NODE_LINES];
+	int n_node_lines;
+	bool nodes_bad;
 	double interval_s;
 	bool no_color, ascii;
 	struct sp_topterm term;
@@ -120,6 +152,51 @@ static void sample_procs(struct top *t, bool full, double now)
 	s->procs_seen = t->procs_seen;
 }
 
+static void links_read(struct top *t)
+{
+	int prev = t->lcur;
+	t->lcur = !prev;
+	sp_links_read(&t->links[t->lcur], t->links[prev].t > 0 ? &t->links[prev] : NULL);
+}
+
+/* The rows: this machine from its own sample (the document status --json
+ * gives), then each peer's last answer, shown only while it is current. */
+static void nodes_refresh(struct top *t)
+{
+	struct sp_node_row rows[SP_NODES_MAX];
+	int n = 0;
+	memset(rows, 0, sizeof rows);
+	struct sp_node_row *r = &rows[n++];
+	snprintf(r->name, sizeof r->name, "%s", t->host);
+	json_t *d = sp_status_document(&t->s, (t->ro.what & SP_READ_PROCS) != 0);
+	if (d)
+		json_object_set_new(d, "links", sp_links_json(&t->links[t->lcur]));
+	sp_node_row_from_doc(d, r);
+	json_decref(d);
+	snprintf(r->state, sizeof r->state, "ok");
+	r->figures = true;
+	r->age_s = 0;
+	t->nodes_bad = false;
+	for (int i = 0; i < sp_peers_n(t->peers) && n < SP_NODES_MAX; i++) {
+		struct sp_peer_view v;
+		sp_peers_view(t->peers, i, &v);
+		r = &rows[n++];
+		snprintf(r->name, sizeof r->name, "%.63s", v.url + 7);
+		sp_node_row_from_doc(v.doc, r);
+		json_decref(v.doc);
+		snprintf(r->state, sizeof r->state, "%s", v.state);
+		snprintf(r->error, sizeof r->error, "%.159s", v.error);
+		sp_text_clean(r->error);
+		r->age_s = v.age_s;
+		r->figures = strcmp(v.state, "ok") == 0;
+		if (!r->figures)
+			t->nodes_bad = true;
+	}
+	t->n_node_lines = sp_nodes_text(rows, n, t->node_lines, NODE_LINES);
+	for (int i = 0; i < t->n_node_lines; i++)
+		t->node_alert[i] = i >= 1 && i <= n && !rows[i - 1].figures;
+}
+
 /* One sample: the machine (the GPU behind its deadline), the history, the
  * jobs. A GPU that did not answer in time leaves its last answer, marked stale. */
 static void take_sample(struct top *t)
@@ -145,6 +222,10 @@ static void take_sample(struct top *t)
 		}
 	}
 	sp_top_hist_push(&t->h, &t->s, &t->k);
+	if (t->want_nodes) {
+		links_read(t);
+		nodes_refresh(t);
+	}
 	t->njobs = sp_jobstat_find(t->jobs, SP_JOBSTAT_MAX, t->s.wall);
 	t->samples++;
 	t->have_sample = true;
@@ -176,6 +257,9 @@ static void draw(struct top *t)
 		.help = t->help,
 		.message = t->msg,
 		.message_alert = t->msg_alert,
+		.node_lines = t->want_nodes ? (const char (*)[SP_NODE_LINE])t->node_lines : NULL,
+		.node_alert = t->node_alert,
+		.n_node_lines = t->want_nodes ? t->n_node_lines : 0,
 	};
 	sp_topview_render(&t->grid, rows, cols, &in);
 	sp_topterm_paint(&t->term, &t->grid);
@@ -296,6 +380,48 @@ static int top_loop(struct top *t)
 	return 0;
 }
 
+static const char *opt_node(void *target, const char *arg)
+{
+	static char why[240];
+	struct node_list *nl = target;
+	if (strcmp(arg, "self") == 0) {
+		nl->self = true;
+		return NULL;
+	}
+	if (nl->n >= NODE_ARGS_MAX)
+		return "is one too many: top shows four nodes (this one and three); " SP_NODES_MORE_NOTE;
+	if (sp_peer_url_parse(arg, &nl->u[nl->n], why, sizeof why) < 0)
+		return why;
+	for (int i = 0; i < nl->n; i++)
+		if (strcmp(nl->u[i].url, nl->u[nl->n].url) == 0)
+			return "is named twice";
+	nl->n++;
+	return NULL;
+}
+
+/* --once: one sample and the peers' first answers (each behind its
+ * deadline), the rows on stdout */
+static int top_once(struct top *t)
+{
+	double t0 = sp_mono_now();
+	take_sample(t);
+	sp_peers_wait_first(t->peers, SP_PEER_TIMEOUT_S + 0.5);
+	double left = 0.5 - (sp_mono_now() - t0); /* the link's second reading, for bytes per second */
+	if (left > 0) {
+		struct timespec ts = { 0, (long)(left * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+	links_read(t);
+	nodes_refresh(t);
+	for (int i = 0; i < t->n_node_lines; i++)
+		printf("%s\n", t->node_lines[i]);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		sp_error("cannot write to stdout");
+		return SP_EXIT_IO;
+	}
+	return t->nodes_bad ? SP_EXIT_TROUBLE : SP_EXIT_OK;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top *t = calloc(1, sizeof *t);
@@ -310,6 +436,12 @@ int cmd_top(int argc, char **argv)
 		SP_OPT_FLAG(0, "no-color", &t->no_color, "no colour (bold and reverse only); NO_COLOR does the same"),
 		SP_OPT_FLAG(0, "ascii", &t->ascii, "plain ASCII bars and sparklines, for terminals without\n"
 						  "Unicode block characters"),
+		SP_OPT_CALLBACK("node", &t->nodes, "URL", opt_node,
+				"another node's 'sparkops serve', http://HOST[:PORT] (repeatable,\n"
+				"up to three: four nodes with this one, which is always the\n"
+				"first row; 'self' names it too): its /api/status is read once a\n"
+				"second in a thread of its own behind a 2s deadline"),
+		SP_OPT_FLAG(0, "once", &t->once, "print the nodes' rows once and exit (no terminal needed)"),
 		SP_OPT_READ(&t->ro),
 		SP_OPT_END(),
 	};
@@ -320,11 +452,20 @@ int cmd_top(int argc, char **argv)
 	}
 	if (i < argc)
 		sp_usage_error("top", "unexpected argument '%s'", argv[i]);
-	if (!isatty(STDOUT_FILENO)) {
+	if (!t->once && !isatty(STDOUT_FILENO)) {
 		free(t);
 		sp_error("'top' needs a terminal on stdout");
-		sp_note("for one snapshot use 'sparkops status' (--json for scripts); for a log over time 'sparkops watch'");
+		sp_note("for one snapshot use 'sparkops status' (--json for scripts), or 'top --once' for the nodes' rows; "
+			"for a log over time 'sparkops watch'");
 		return SP_EXIT_USAGE;
+	}
+	t->want_nodes = t->once || t->nodes.n > 0 || t->nodes.self;
+	if (t->nodes.n) {
+		t->peers = sp_peers_start(t->nodes.u, t->nodes.n, SP_PEER_INTERVAL_S, SP_PEER_TIMEOUT_S, SP_PEER_IDLE_S);
+		if (!t->peers) {
+			free(t);
+			sp_die(SP_EXIT_TROUBLE, "cannot start the threads that read the nodes");
+		}
 	}
 	/* the screen must never stall on the driver: a short deadline, and a
 	 * hung call turns the GPU pane stale (probe/gpuwatch.c) */
@@ -335,9 +476,16 @@ int cmd_top(int argc, char **argv)
 		gethostname(t->host, sizeof t->host - 1);
 	sp_text_clean(t->host);
 	sp_top_hist_init(&t->h);
+	if (t->once) {
+		int rc = top_once(t);
+		sp_peers_stop(t->peers);
+		free(t);
+		return rc;
+	}
 
 	char err[200];
 	if (sp_topterm_open(&t->term, !t->no_color && sp_color(STDOUT_FILENO), err, sizeof err) < 0) {
+		sp_peers_stop(t->peers);
 		free(t);
 		sp_error("%s", err);
 		return SP_EXIT_USAGE;
@@ -353,6 +501,7 @@ int cmd_top(int argc, char **argv)
 	top_loop(t);
 	int sig = sp_topterm_signal();
 	sp_topterm_close(&t->term);
+	sp_peers_stop(t->peers);
 	free(t);
 	if (sdbad)
 		sp_warn("status folder refused: %s: jobs of 'sparkops run' and 'watch' were not shown", sdwhy);

@@ -159,7 +159,7 @@ struct sp_server {
 	struct MHD_Daemon *d;
 	sp_serve_fill_fn fill;
 	void *ctx;
-	sp_serve_fill_fn api_status, api_history; /* the live page's JSON; NULL: no page */
+	sp_serve_fill_fn api_status, api_history, api_nodes; /* the live page's JSON; NULL: no page */
 	void *api_ctx;
 	double cache_s;
 	/* the last body, shared by every scrape within cache_s: MHD counts the
@@ -758,6 +758,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			return answer_json(srv, c, srv->api_status);
 		if (strcmp(url, "/api/history") == 0 && srv->api_history)
 			return answer_json(srv, c, srv->api_history);
+		if (strcmp(url, "/api/nodes") == 0 && srv->api_nodes)
+			return answer_json(srv, c, srv->api_nodes);
 	}
 	if (strcmp(url, "/") == 0)
 		return mhd_lib.queue(c, MHD_HTTP_OK, srv->r_index);
@@ -911,6 +913,7 @@ struct sp_server *sp_serve_start(const struct sp_serve_opts *o, sp_serve_fill_fn
 	srv->ctx = ctx;
 	srv->api_status = o->api_status;
 	srv->api_history = o->api_history;
+	srv->api_nodes = o->api_nodes;
 	srv->api_ctx = o->api_ctx;
 	srv->cache_s = o->cache_s;
 	srv->tls = tls;

@@ -42,8 +42,9 @@ struct sp_serve_opts {
 	/* the live page (out/webpage.h): with api_status set, GET / is the page,
 	 * /api/status and /api/history answer the JSON these write (fill style;
 	 * called from the server's thread, one call at a time, as fill is);
-	 * NULL: / is a link to /metrics, /api/... is 404 */
-	sp_serve_fill_fn api_status, api_history;
+	 * NULL: / is a link to /metrics, /api/... is 404; api_nodes (serve
+	 * --peer's nodes side by side) answers /api/nodes */
+	sp_serve_fill_fn api_status, api_history, api_nodes;
 	void *api_ctx;
 };
 #define SP_SERVE_DEFAULT_LISTEN "127.0.0.1:9851"

@@ -684,7 +684,11 @@ void sp_topview_render(struct sp_tv_grid *g, int rows, int cols, const struct sp
 		put(g, 2, 2, SP_TVA_DIM, "reading the machine...");
 		return;
 	}
-	int r = pool(g, 1, in);
+	int r = 1;
+	for (int i = 0; i < in->n_node_lines && r < last - 10; i++, r++)
+		put(g, r, 0, i == 0 ? SP_TVA_BOLD : in->node_alert && in->node_alert[i] ? SP_TVA_ALERT : SP_TVA_NONE,
+		    in->node_lines[i]);
+	r = pool(g, r, in);
 	/* what the rest needs at least: GB10 1, history 4, PSI 1, processes 2 */
 	int spare = last - r - 8 - (in->njobs > 0 ? 1 : 0);
 	int gpu_rows = spare > 2 ? spare - 1 : 2;

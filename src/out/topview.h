@@ -17,6 +17,7 @@
  * the process list. Below 40x10 it says the terminal is too small. */
 #ifndef SP_TOPVIEW_H
 #define SP_TOPVIEW_H
+#include "out/nodes.h"
 #include "probe/sample.h"
 #include "probe/spark.h"
 #include "watch/jobstat.h"
@@ -108,6 +109,12 @@ struct sp_topview_in {
 	bool paused, ascii, help;
 	const char *message;   /* the bottom line instead of the keys (a prompt, a result) */
 	bool message_alert;
+	/* top --node: the nodes side by side (out/nodes.h's lines: a header,
+	 * a row per node, a row per link), drawn under the title; a node that
+	 * is not "ok" in red */
+	const char (*node_lines)[SP_NODE_LINE];
+	const bool *node_alert; /* per line */
+	int n_node_lines;
 };
 
 void sp_topview_render(struct sp_tv_grid *g, int rows, int cols, const struct sp_topview_in *in);

@@ -4,7 +4,9 @@
  * `api/status` (the same document as `status --json`) and `api/history` (the
  * ring of recent samples serve keeps) once a second and draws the pool, the
  * GPU, GB10's sensors, pressure, the processes and sparklines on fixed
- * scales. Every figure from the machine is put in with textContent, never as
+ * scales; with `serve --peer`, `api/nodes` too (the nodes side by side: a
+ * NODES table, a node not ok in red without its old figures). It fetches
+ * nothing but these paths of its own server. Every figure from the machine is put in with textContent, never as
  * markup; the inline script and style run under a per-response nonce, so the
  * Content-Security-Policy allows nothing else. Pure: no I/O. */
 #ifndef SP_WEBPAGE_H
