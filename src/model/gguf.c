@@ -356,7 +356,7 @@ static int read_kvs(struct rd *r, struct sp_gguf_info *g)
 	int64_t token_count = -1;
 	char key[256];
 	for (uint64_t k = 0; k < g->kv_count; k++) {
-		uint64_t klen;
+		uint64_t klen = 0;
 		if (rd_str(r, key, sizeof key, MAX_KEY, &klen, "a key"))
 			return -1;
 		uint32_t t;
