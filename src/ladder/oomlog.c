@@ -524,11 +524,9 @@ static const unsigned char byte_class[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-
-/* A text line's byte and bigram sets (ladder/match.c), from its bytes once it
- * ends. Only text lines search needles: the redraws that make most of a long
- * log never pay for them. */
-
+/* One line, once it ends. A text line's byte and bigram sets (ladder/match.c)
+ * are its needle filter while it is classified: only text lines search
+ * needles, the redraws that make most of a long log never pay for them. */
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
 	/* A redraw without text letters (below) can only mark the steps a
