@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
-_Thread_local const uint64_t *sp_match_bytes;
-_Thread_local const uint64_t *sp_match_bigrams;
+SP_MATCH_TLS const uint64_t *sp_match_bytes;
+SP_MATCH_TLS const uint64_t *sp_match_bigrams;
 
 void sp_needle_init(struct sp_needle *nd, const char *s)
 {

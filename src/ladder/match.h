@@ -47,8 +47,9 @@ void sp_match_sets(const unsigned char *l, size_t n, uint64_t set[4], uint64_t b
  * for the duration of one line: the sets must describe the very bytes every
  * later search is given (a search in other text, a join of two lines, needs
  * sp_match_filter(NULL, NULL) first). */
-extern _Thread_local const uint64_t *sp_match_bytes;
-extern _Thread_local const uint64_t *sp_match_bigrams;
+#define SP_MATCH_TLS _Thread_local __attribute__((tls_model("initial-exec"))) /* no call to reach it */
+extern SP_MATCH_TLS const uint64_t *sp_match_bytes;
+extern SP_MATCH_TLS const uint64_t *sp_match_bigrams;
 
 static inline void sp_match_filter(const uint64_t *bytes, const uint64_t *bigrams)
 {
@@ -59,9 +60,9 @@ static inline void sp_match_filter(const uint64_t *bytes, const uint64_t *bigram
 /* The first occurrence of nd in s[0..n), NULL for none. */
 static inline __attribute__((always_inline)) const char *sp_has_nd(const char *s, size_t n, const struct sp_needle *nd)
 {
-	const uint64_t *lg = sp_match_bigrams, *lb = sp_match_bytes;
 	if (nd->len > n)
 		return NULL;
+	const uint64_t *lg = sp_match_bigrams, *lb = sp_match_bytes;
 	if (lg && ((nd->key & ~lg[nd->key_word]) ||
 		   ((nd->set[0] & ~lb[0]) | (nd->set[1] & ~lb[1]) | (nd->set[2] & ~lb[2]) | (nd->set[3] & ~lb[3]) |
 		    (nd->bg[0] & ~lg[0]) | (nd->bg[1] & ~lg[1]) | (nd->bg[2] & ~lg[2]) | (nd->bg[3] & ~lg[3]))))
