@@ -30,4 +30,27 @@ static inline char *fuzz_cstr(const uint8_t *data, size_t size)
 	}
 	return p;
 }
+
+/* The whole harness for a parser of one buffer: FUZZ_ON_COPY(one) calls
+ * one(char *buf, size_t size) on an exact-size copy of the input,
+ * FUZZ_ON_CSTR(one) calls one(char *s) on a NUL-terminated copy; the copy
+ * is freed after (out of memory: the input is not run). */
+#define FUZZ_ON_COPY(one)                                             \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)  \
+	{                                                             \
+		char *buf_ = fuzz_copy(data, size);                   \
+		if (buf_)                                             \
+			one(buf_, size);                              \
+		free(buf_);                                           \
+		return 0;                                             \
+	}
+#define FUZZ_ON_CSTR(one)                                             \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)  \
+	{                                                             \
+		char *s_ = fuzz_cstr(data, size);                     \
+		if (s_)                                               \
+			one(s_);                                      \
+		free(s_);                                             \
+		return 0;                                             \
+	}
 #endif

@@ -3,11 +3,8 @@
 #include "fuzz.h"
 #include "probe/pool.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *buf, size_t size)
 {
-	char *buf = fuzz_copy(data, size);
-	if (!buf)
-		return 0;
 	static const uint64_t pages[] = { 4096, 16384, 65536 };
 	for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
 		struct sp_contig c;
@@ -21,6 +18,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
-	free(buf);
-	return 0;
 }
+FUZZ_ON_COPY(one)

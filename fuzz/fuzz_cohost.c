@@ -5,15 +5,11 @@
 #include "account/budget.h"
 #include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *buf, size_t size)
 {
-	char *buf = fuzz_copy(data, size);
-	if (!buf)
-		return 0;
 	struct sp_cohost c;
 	char err[256];
 	if (sp_cohost_parse(buf, size, &c, err, sizeof err) == 0)
 		(void)sp_cohost_bytes(&c, 128ULL << 30);
-	free(buf);
-	return 0;
 }
+FUZZ_ON_COPY(one)

@@ -3,6 +3,7 @@
  * streaming reader (split into two chunks at a point the input chooses), the
  * summary and the chart fed with every row, the SVG drawn; the training-log
  * matcher and the XML escaper over the same bytes. */
+#include "fuzz.h"
 #include "out/chart.h"
 #include "out/svg.h"
 #include "out/xml.h"
@@ -15,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct ctx {
 	struct sp_summary sum;

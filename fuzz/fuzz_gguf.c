@@ -2,9 +2,8 @@
 /* libFuzzer: a whole GGUF file in a buffer, then its shape */
 #include <stdint.h>
 
+#include "fuzz.h"
 #include "model/gguf.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,9 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzz.h"
 #include "model/model.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,9 +2,8 @@
 /* libFuzzer: model.safetensors.index.json */
 #include <stdint.h>
 
+#include "fuzz.h"
 #include "model/safetensors.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,11 +14,8 @@ static int same_num(double a, double b)
 	return (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= 1e-5 * fabs(a) + 1e-3; /* %.6g */
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *buf, size_t size)
 {
-	char *buf = fuzz_copy(data, size);
-	if (!buf)
-		return 0;
 	struct sp_jobstat j, back;
 	int r = sp_jobstat_parse(buf, size, &j);
 	if (r != 0 && r != -1 && r != -EAGAIN)
@@ -43,6 +40,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 	}
-	free(buf);
-	return 0;
 }
+FUZZ_ON_COPY(one)

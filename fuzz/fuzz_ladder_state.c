@@ -2,6 +2,7 @@
 /* libFuzzer harness for the ladder's state file parser: whatever it accepts
  * must format back and parse to the same state; the decision made from it
  * proposes the lowest rung not tried and keeps every rung tried. */
+#include "fuzz.h"
 #include "ladder/decide.h"
 #include "ladder/ladder.h"
 
@@ -9,8 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,11 +3,8 @@
 #include "fuzz.h"
 #include "probe/probe.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *buf, size_t size)
 {
-	char *buf = fuzz_copy(data, size);
-	if (!buf)
-		return 0;
 	struct sp_meminfo m;
 	struct sp_budget b;
 	if (sp_meminfo_parse(buf, size, &m) == 0) {
@@ -16,6 +13,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (b.now.why == SP_OK && b.after_flush.why == SP_OK && b.after_flush.v < b.now.v)
 			abort();
 	}
-	free(buf);
-	return 0;
 }
+FUZZ_ON_COPY(one)

@@ -3,6 +3,7 @@
  * chunk size, the rest is fed in chunks of that size (any split must be
  * safe). The answer must be one of the known kinds and phases, and the
  * ladder's decision from it must hold together. */
+#include "fuzz.h"
 #include "ladder/decide.h"
 #include "ladder/oomlog.h"
 
@@ -10,8 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

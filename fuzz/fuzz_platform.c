@@ -5,17 +5,13 @@
 #include "fuzz.h"
 #include "probe/platform.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *s)
 {
-	char *s = fuzz_cstr(data, size);
-	if (!s)
-		return 0;
 	char v[96];
 	(void)sp_parse_proc_version(s, v, sizeof v);
 	(void)sp_parse_nvidia_version(s, v, sizeof v);
 	(void)sp_parse_release_key(s, "DGX_OTA_VERSION", true, v, sizeof v);
 	(void)sp_parse_release_key(s, "PRETTY_NAME", false, v, sizeof v);
 	(void)sp_parse_release_key(s, "X", false, v, 2);
-	free(s);
-	return 0;
 }
+FUZZ_ON_CSTR(one)

@@ -2,13 +2,13 @@
 /* libFuzzer harness: Prometheus escaping (sp_prom_escape). Whatever the
  * input, the escaped label value never holds a raw newline, an unescaped
  * quote or a control byte, and the reported length matches what was written. */
+#include "fuzz.h"
 #include "out/prom.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *in = malloc(size + 1);

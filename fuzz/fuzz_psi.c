@@ -5,17 +5,13 @@
 
 #include <math.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *buf, size_t size)
 {
-	char *buf = fuzz_copy(data, size);
-	if (!buf)
-		return 0;
 	struct sp_psi p;
 	if (sp_psi_parse(buf, size, &p) == 0) {
 		/* what parses is a percentage */
 		if (!(p.some.avg10 >= 0 && p.some.avg10 <= 100.0 + 1e-9) || !isfinite(p.some.avg300))
 			abort();
 	}
-	free(buf);
-	return 0;
 }
+FUZZ_ON_COPY(one)

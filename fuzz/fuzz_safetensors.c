@@ -4,9 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "model/safetensors.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer harness: the --listen ADDR:PORT parser (sp_serve_parse_addr). */
+#include "fuzz.h"
 #include "out/serve_http.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = malloc(size + 1);

@@ -6,11 +6,8 @@
 
 #include <stdio.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(char *s)
 {
-	char *s = fuzz_cstr(data, size);
-	if (!s)
-		return 0;
 	int64_t i;
 	uint64_t u;
 	int ri = sp_parse_i64(s, &i);
@@ -26,6 +23,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sp_parse_i64(back, &j) != 0 || j != i)
 			abort();
 	}
-	free(s);
-	return 0;
 }
+FUZZ_ON_CSTR(one)

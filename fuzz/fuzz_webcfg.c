@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer harness: serve --web-config's reader (sp_webcfg_parse). */
+#include "fuzz.h"
 #include "out/webcfg.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct sp_webcfg c;

@@ -40,7 +40,10 @@
 #
 # Usage: scripts/check-layers.sh [TOP]   (TOP: the tree holding src/; default: this repository)
 # Prints FILE:LINE: what, for every finding, and exits 1 when there is any.
-top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+here=$(cd "$(dirname "$0")" && pwd)
+top=${1:-$(cd "$here/.." && pwd)}
+# strip(): a C line without its comments (shared with the other checker)
+strip_awk=$(cat "$here/strip-c.awk") || exit 2
 cd "$top" || exit 2
 [ -d src ] || { echo "check-layers: no src/ under $top" >&2; exit 2; }
 
@@ -48,7 +51,7 @@ files=$(find src -name '*.[ch]' -type f | LC_ALL=C sort)
 [ -n "$files" ] || { echo "check-layers: no sources under $top/src" >&2; exit 2; }
 
 # shellcheck disable=SC2086
-awk '
+awk "$strip_awk"'
 function rank(f) {
 	if (f == "util") return 0
 	if (f == "probe" || f == "model") return 1
@@ -58,30 +61,6 @@ function rank(f) {
 	if (f == "cmd") return 5
 	if (f == "main.c") return 6
 	return -1
-}
-# the line with comments removed (block comments may span lines: state in inblk)
-function strip(s,    out, i, c, n, q) {
-	out = ""; n = length(s); i = 1
-	while (i <= n) {
-		c = substr(s, i, 1)
-		if (inblk) {
-			if (substr(s, i, 2) == "*/") { inblk = 0; i += 2 } else i++
-			continue
-		}
-		if (substr(s, i, 2) == "/*") { inblk = 1; i += 2; continue }
-		if (substr(s, i, 2) == "//") break
-		if (c == "\"" || c == "\047") {
-			q = c; out = out c; i++
-			while (i <= n) {
-				c = substr(s, i, 1); out = out c; i++
-				if (c == "\\") { out = out substr(s, i, 1); i++; continue }
-				if (c == q) break
-			}
-			continue
-		}
-		out = out c; i++
-	}
-	return out
 }
 FNR == 1 {
 	inblk = 0

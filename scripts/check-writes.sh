@@ -17,7 +17,10 @@
 #
 # Usage: scripts/check-writes.sh [TOP]   (TOP: the tree holding src/; default: this repository)
 # Prints FILE:LINE: what, for every finding, and exits 1 when there is any.
-top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+here=$(cd "$(dirname "$0")" && pwd)
+top=${1:-$(cd "$here/.." && pwd)}
+# strip(): a C line without its comments (shared with the other checker)
+strip_awk=$(cat "$here/strip-c.awk") || exit 2
 cd "$top" || exit 2
 [ -d src ] || { echo "check-writes: no src/ under $top" >&2; exit 2; }
 
@@ -32,31 +35,7 @@ files=$(find src -name '*.[ch]' -type f ! -path src/util/fileio.c | LC_ALL=C sor
 [ -n "$files" ] || { echo "check-writes: no sources under $top/src" >&2; exit 2; }
 
 # shellcheck disable=SC2086
-printf '%s\n' "$ALLOW" | awk '
-# the line with comments removed (block comments may span lines: state in inblk)
-function strip(s,    out, i, c, n, q) {
-	out = ""; n = length(s); i = 1
-	while (i <= n) {
-		c = substr(s, i, 1)
-		if (inblk) {
-			if (substr(s, i, 2) == "*/") { inblk = 0; i += 2 } else i++
-			continue
-		}
-		if (substr(s, i, 2) == "/*") { inblk = 1; i += 2; continue }
-		if (substr(s, i, 2) == "//") break
-		if (c == "\"" || c == "\047") {
-			q = c; out = out c; i++
-			while (i <= n) {
-				c = substr(s, i, 1); out = out c; i++
-				if (c == "\\") { out = out substr(s, i, 1); i++; continue }
-				if (c == q) break
-			}
-			continue
-		}
-		out = out c; i++
-	}
-	return out
-}
+printf '%s\n' "$ALLOW" | awk "$strip_awk"'
 # a finding unless FILE FUNCTION is allowed
 function finding(file, ln, what) {
 	if ((file " " fn) in allow) { used[file " " fn] = 1; return }

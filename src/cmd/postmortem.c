@@ -574,32 +574,123 @@ static void print_human(const struct result *r)
 
 /* ---- the command --------------------------------------------------------------------- */
 
-int cmd_postmortem(int argc, char **argv)
+/* false: --help was printed (usage errors exit) */
+static bool parse_args(int argc, char **argv, struct opts *o)
 {
-	struct opts o = { .boot = "-1", .window_s = 300 };
 	const struct sp_option opts[] = {
 		SP_OPT_GROUP("options:"),
-		SP_OPT_FLAG(0, "json", &o.json, "one JSON object (end.kind, end.evidence, the timeline)"),
-		SP_OPT_STRING("boot", &o.boot, "ID|-N",
+		SP_OPT_FLAG(0, "json", &o->json, "one JSON object (end.kind, end.evidence, the timeline)"),
+		SP_OPT_STRING("boot", &o->boot, "ID|-N",
 			      "the boot to judge: -1 the previous (default), 0 the newest,\n"
 			      "N from the oldest (1), or its 32-digit id"),
-		SP_OPT_PATH("journal", &o.journal, "PATH", "a journal file or folder (default: this machine's journal)"),
-		SP_OPT_PATH("pstore", &o.pstore, "DIR", "pstore's records (default <sysfs>/fs/pstore)"),
-		SP_OPT_PATH("log", &o.log, "FILE", "the sparkops run log to read (default: the newest of the boot)"),
-		SP_OPT_PATH("log-dir", &o.log_dir, "DIR",
+		SP_OPT_PATH("journal", &o->journal, "PATH", "a journal file or folder (default: this machine's journal)"),
+		SP_OPT_PATH("pstore", &o->pstore, "DIR", "pstore's records (default <sysfs>/fs/pstore)"),
+		SP_OPT_PATH("log", &o->log, "FILE", "the sparkops run log to read (default: the newest of the boot)"),
+		SP_OPT_PATH("log-dir", &o->log_dir, "DIR",
 			    "where to look for sparkops-*.csv run logs (default: here)"),
-		SP_OPT_DURATION("window", &o.window_s, "DURATION", 1, 86400, 0,
+		SP_OPT_DURATION("window", &o->window_s, "DURATION", 1, 86400, 0,
 				"the run-up before the last entry that decides and is shown\n"
 				"(default 5m)"),
 		SP_OPT_END(),
 	};
 	int i = sp_opt_parse(&spec, opts, argc, argv);
 	if (i < 0)
-		return 0;
+		return false;
 	if (i < argc)
 		sp_usage_error("postmortem", "unexpected argument '%s'", argv[i]);
-	if (o.log && o.log_dir)
+	if (o->log && o->log_dir)
 		sp_usage_error("postmortem", "--log and --log-dir: name one");
+	return true;
+}
+
+/* The boot --boot names among the journal's (*nb of them): its index, -1
+ * after an error (said). The running boot has not ended: refused. */
+static int choose_boot(struct sp_journal *j, const struct opts *o, struct sp_jboot *boots, int *nb)
+{
+	char err[512];
+	*nb = sp_journal_boots(j, boots, MAX_BOOTS, err, sizeof err);
+	if (*nb < 0) {
+		sp_error("%s", err);
+		return -1;
+	}
+	if (*nb == 0) {
+		sp_error("the journal%s%s%s holds no boot", o->journal ? " '" : "", o->journal ? o->journal : "",
+			 o->journal ? "'" : "");
+		return -1;
+	}
+	int bi = pick_boot(o->boot, boots, *nb, err, sizeof err);
+	if (bi < 0) {
+		if (bi == -2)
+			sp_usage_error("postmortem", "%s", err);
+		sp_error("%s", err);
+		return -1;
+	}
+	char cur[40];
+	if (sp_boot_id_current(cur, sizeof cur) == 0 && strcmp(cur, boots[bi].id) == 0) {
+		sp_error("boot %s is the running one: it has not ended (the previous one is --boot -1)", boots[bi].id);
+		return -1;
+	}
+	return bi;
+}
+
+/* pstore: a record older than the boot is an earlier crash's (*ps_old);
+ * a newer one is fed to the judge. -1 when --pstore names a folder that
+ * cannot be read (said). */
+static int read_pstore(const struct opts *o, const struct sp_jboot *boot, struct sp_bootend *b, struct sp_pstore *ps,
+		       int *ps_err, bool *ps_old)
+{
+	*ps_err = sp_pstore_read(o->pstore, ps);
+	*ps_old = false;
+	if (*ps_err == 0 && (ps->panic || ps->oops)) {
+		*ps_old = ps->time > 0 && ps->time < boot->first - 60;
+		if (!*ps_old)
+			sp_bootend_pstore(b, ps->time > 0 ? ps->time : boot->last, ps->panic, ps->oops, ps->file, ps->line);
+	}
+	if (o->pstore && *ps_err < 0) {
+		sp_error("--pstore '%s': %s", o->pstore, strerror(-*ps_err));
+		return -1;
+	}
+	return 0;
+}
+
+/* The run log: --log, or the newest sparkops-*.csv written during the boot
+ * (its path in logpath); *log_why says why there is none. -1 after an
+ * error (said). */
+static int attach_log(const struct opts *o, const struct sp_jboot *boot, struct logctx *lc, struct sp_logread *rd,
+		      char *logpath, size_t cap, const char **log_path, const char **log_why)
+{
+	char err[512];
+	*log_path = NULL;
+	*log_why = "";
+	if (o->log) {
+		if (read_log(o->log, lc, rd, err, sizeof err) < 0) {
+			sp_error("--log %s", err);
+			return -1;
+		}
+		*log_path = o->log;
+		return 0;
+	}
+	const char *dir = o->log_dir ? o->log_dir : ".";
+	int r = find_log(dir, boot->first, boot->last + 300, logpath, cap);
+	if (r == 0 && read_log(logpath, lc, rd, err, sizeof err) == 0) {
+		*log_path = logpath;
+	} else if (r == 0) {
+		sp_warn("%s", err);
+		*log_why = "the boot's run log is unreadable";
+	} else if (o->log_dir && r != -ENOENT) {
+		sp_error("--log-dir '%s': %s", o->log_dir, strerror(-r));
+		return -1;
+	} else {
+		*log_why = "no sparkops-*.csv written during this boot";
+	}
+	return 0;
+}
+
+int cmd_postmortem(int argc, char **argv)
+{
+	struct opts o = { .boot = "-1", .window_s = 300 };
+	if (!parse_args(argc, argv, &o))
+		return 0;
 
 	char err[512];
 	struct sp_journal *j;
@@ -614,75 +705,27 @@ int cmd_postmortem(int argc, char **argv)
 	if (!boots || !b || !rows || !rd)
 		sp_die(SP_EXIT_IO, "out of memory");
 	int rc = SP_EXIT_USAGE;
-	int nb = sp_journal_boots(j, boots, MAX_BOOTS, err, sizeof err);
-	if (nb < 0) {
-		sp_error("%s", err);
+	int nb;
+	int bi = choose_boot(j, &o, boots, &nb);
+	if (bi < 0)
 		goto out;
-	}
-	if (nb == 0) {
-		sp_error("the journal%s%s%s holds no boot", o.journal ? " '" : "", o.journal ? o.journal : "",
-			 o.journal ? "'" : "");
-		goto out;
-	}
-	int bi = pick_boot(o.boot, boots, nb, err, sizeof err);
-	if (bi < 0) {
-		if (bi == -2)
-			sp_usage_error("postmortem", "%s", err);
-		sp_error("%s", err);
-		goto out;
-	}
 	const struct sp_jboot *boot = &boots[bi];
-	char cur[40];
-	if (sp_boot_id_current(cur, sizeof cur) == 0 && strcmp(cur, boot->id) == 0) {
-		sp_error("boot %s is the running one: it has not ended (the previous one is --boot -1)", boot->id);
-		goto out;
-	}
 	sp_bootend_init(b, o.window_s);
 	if (sp_journal_each(j, boot->id, feed_entry, b, err, sizeof err) < 0) {
 		sp_error("%s", err);
 		goto out;
 	}
-
-	/* pstore: a record older than the boot is an earlier crash's */
 	struct sp_pstore ps;
-	int ps_err = sp_pstore_read(o.pstore, &ps);
-	bool ps_old = false;
-	if (ps_err == 0 && (ps.panic || ps.oops)) {
-		ps_old = ps.time > 0 && ps.time < boot->first - 60;
-		if (!ps_old)
-			sp_bootend_pstore(b, ps.time > 0 ? ps.time : boot->last, ps.panic, ps.oops, ps.file, ps.line);
-	}
-	if (o.pstore && ps_err < 0) {
-		sp_error("--pstore '%s': %s", o.pstore, strerror(-ps_err));
+	int ps_err;
+	bool ps_old;
+	if (read_pstore(&o, boot, b, &ps, &ps_err, &ps_old) < 0)
 		goto out;
-	}
-
-	/* the run log */
 	double since = boot->last - o.window_s;
 	struct logctx lc = { .b = b, .lo = boot->first - 60, .hi = boot->last + 60, .since = since, .rows = rows };
 	char logpath[4096];
-	const char *log_path = NULL, *log_why = "";
-	if (o.log) {
-		if (read_log(o.log, &lc, rd, err, sizeof err) < 0) {
-			sp_error("--log %s", err);
-			goto out;
-		}
-		log_path = o.log;
-	} else {
-		const char *dir = o.log_dir ? o.log_dir : ".";
-		int r = find_log(dir, boot->first, boot->last + 300, logpath, sizeof logpath);
-		if (r == 0 && read_log(logpath, &lc, rd, err, sizeof err) == 0) {
-			log_path = logpath;
-		} else if (r == 0) {
-			sp_warn("%s", err);
-			log_why = "the boot's run log is unreadable";
-		} else if (o.log_dir && r != -ENOENT) {
-			sp_error("--log-dir '%s': %s", o.log_dir, strerror(-r));
-			goto out;
-		} else {
-			log_why = "no sparkops-*.csv written during this boot";
-		}
-	}
+	const char *log_path, *log_why;
+	if (attach_log(&o, boot, &lc, rd, logpath, sizeof logpath, &log_path, &log_why) < 0)
+		goto out;
 
 	struct sp_end e;
 	sp_bootend_judge(b, &e);

@@ -3,6 +3,7 @@
  * docs/ladder.md for the formats it knows (PyTorch, transformers, the kernel,
  * the NVIDIA driver, vLLM, Ollama/llama.cpp, bitsandbytes, tqdm). */
 #include "ladder/oomlog.h"
+#include "ladder/oomlog_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -166,144 +167,6 @@ void sp_oomlog_init(struct sp_oomlog *p)
 	p->sig = 0x243F6A8885A308D3ULL;
 }
 
-/* ---- small matching helpers over the bounded line ---------------------------- */
-
-/* The bytes present in the line being classified: a needle with a byte the
- * line lacks cannot match, which spares most memmem calls. Set by classify()
- * for the duration of one line (NULL: no filter). */
-static _Thread_local const uint64_t *line_bytes;
-
-/* The bigrams present in the line (hashed into 256 bits), beside its bytes:
- * a needle needs every one of its bigrams there, which rejects nearly every
- * line that does not hold it before any search. */
-static _Thread_local const uint64_t *line_bigrams;
-
-static unsigned bigram_bit(unsigned char a, unsigned char b)
-{
-	return ((unsigned)a * 31u + (unsigned)b) & 255u;
-}
-
-/* Each needle's length, byte set and bigram set, computed once: at its call
- * site (HAS, a per-thread static for the literal there), or, for a needle
- * that comes from a table or a parameter, in a small per-thread cache keyed
- * by its address (needles are string literals and static tables; one that
- * finds no slot is measured each time: correct, only slower). */
-struct needle {
-	const char *s;
-	size_t len;
-	uint64_t set[4], bg[4];
-	unsigned key_word; /* the word of bg with the most bits: the first, cheapest test */
-	uint64_t key;
-};
-
-static void needle_init(struct needle *nd, const char *s)
-{
-	nd->len = strlen(s);
-	memset(nd->set, 0, sizeof nd->set);
-	memset(nd->bg, 0, sizeof nd->bg);
-	for (size_t i = 0; i < nd->len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		nd->set[c >> 6] |= 1ULL << (c & 63);
-		if (i > 0) {
-			unsigned b = bigram_bit((unsigned char)s[i - 1], c);
-			nd->bg[b >> 6] |= 1ULL << (b & 63);
-		}
-	}
-	nd->key_word = 0;
-	for (unsigned w = 1; w < 4; w++)
-		if (__builtin_popcountll(nd->bg[w]) > __builtin_popcountll(nd->bg[nd->key_word]))
-			nd->key_word = w;
-	nd->key = nd->bg[nd->key_word];
-	nd->s = s;
-}
-
-#define NEEDLE_SLOTS 64
-static _Thread_local struct needle needles[NEEDLE_SLOTS];
-
-static const struct needle *needle_of(const char *s, struct needle *tmp)
-{
-	size_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ULL >> 58; /* 6 bits: NEEDLE_SLOTS */
-	for (size_t k = 0; k < 8; k++) {
-		struct needle *e = &needles[(h + k) & (NEEDLE_SLOTS - 1)];
-		if (e->s == s)
-			return e;
-		if (!e->s) {
-			tmp = e;
-			break;
-		}
-	}
-	needle_init(tmp, s);
-	return tmp;
-}
-
-static inline __attribute__((always_inline)) const char *has_nd(const char *s, size_t n, const struct needle *nd)
-{
-	if (nd->len > n)
-		return NULL;
-	if (line_bigrams && ((nd->key & ~line_bigrams[nd->key_word]) ||
-			     ((nd->set[0] & ~line_bytes[0]) | (nd->set[1] & ~line_bytes[1]) |
-			      (nd->set[2] & ~line_bytes[2]) | (nd->set[3] & ~line_bytes[3]) |
-			      (nd->bg[0] & ~line_bigrams[0]) | (nd->bg[1] & ~line_bigrams[1]) |
-			      (nd->bg[2] & ~line_bigrams[2]) | (nd->bg[3] & ~line_bigrams[3]))))
-		return NULL;
-	return memmem(s, n, nd->s, nd->len);
-}
-
-static const char *has(const char *s, size_t n, const char *needle)
-{
-	struct needle spare;
-	return has_nd(s, n, needle_of(needle, &spare));
-}
-
-/* the needle of a literal, measured on its first use at this call site */
-#define NEEDLE(lit)                                     \
-	({                                              \
-		static _Thread_local struct needle nd_; \
-		if (!nd_.s)                             \
-			needle_init(&nd_, lit);         \
-		(const struct needle *)&nd_;            \
-	})
-/* The first and last bigrams of a literal are constants: two bit tests on the
- * line's bigrams reject most lines before the needle is even looked up. */
-#define LIT_BG_(lit, i) ((((unsigned)(unsigned char)(lit)[i] * 31u) + (unsigned char)(lit)[(i) + 1]) & 255u)
-#define LINE_BG_(k) ((line_bigrams[(k) >> 6] >> ((k) & 63)) & 1)
-#define MAY_HAVE(lit) \
-	(sizeof(lit) < 3 || !line_bigrams || (LINE_BG_(LIT_BG_(lit, 0)) && LINE_BG_(LIT_BG_(lit, sizeof(lit) - 3))))
-#define HAS(s, n, lit) (MAY_HAVE(lit) ? has_nd((s), (n), NEEDLE(lit)) : (const char *)NULL)
-
-static bool line_has_byte(unsigned char c)
-{
-	return line_bytes[c >> 6] >> (c & 63) & 1;
-}
-
-static const char *has_ci(const char *s, size_t n, const char *needle)
-{
-	size_t m = strlen(needle);
-	if (m == 0 || m > n)
-		return NULL;
-	if (line_bytes)
-		for (size_t i = 0; i < m; i++) {
-			unsigned char c = (unsigned char)needle[i];
-			if (!line_has_byte((unsigned char)tolower(c)) && !line_has_byte((unsigned char)toupper(c)))
-				return NULL;
-		}
-	/* each adjacent pair, in one of its cases, among the line's bigrams */
-	if (line_bigrams)
-		for (size_t i = 1; i < m; i++) {
-			unsigned char a = (unsigned char)needle[i - 1], b = (unsigned char)needle[i];
-			unsigned char al = (unsigned char)tolower(a), au = (unsigned char)toupper(a);
-			unsigned char bl = (unsigned char)tolower(b), bu = (unsigned char)toupper(b);
-			unsigned g0 = bigram_bit(al, bl), g1 = bigram_bit(al, bu), g2 = bigram_bit(au, bl), g3 = bigram_bit(au, bu);
-			if (!((line_bigrams[g0 >> 6] >> (g0 & 63)) & 1) && !((line_bigrams[g1 >> 6] >> (g1 & 63)) & 1) &&
-			    !((line_bigrams[g2 >> 6] >> (g2 & 63)) & 1) && !((line_bigrams[g3 >> 6] >> (g3 & 63)) & 1))
-				return NULL;
-		}
-	const int first = tolower((unsigned char)needle[0]);
-	for (size_t i = 0; i + m <= n; i++)
-		if (tolower((unsigned char)s[i]) == first && strncasecmp(s + i, needle, m) == 0)
-			return s + i;
-	return NULL;
-}
 
 static bool ends_with(const char *s, size_t n, const char *suf)
 {
@@ -315,189 +178,7 @@ static bool ends_with(const char *s, size_t n, const char *suf)
 
 size_t sp_oomlog_parse_size(const char *s, uint64_t *bytes)
 {
-	const char *p = s;
-	if (!isdigit((unsigned char)*p))
-		return 0;
-	char *e;
-	double v = strtod(p, &e);
-	if (e == p || !isfinite(v) || v < 0)
-		return 0;
-	/* no hex floats or exponents: sizes in logs are plain decimals */
-	for (const char *q = p; q < e; q++)
-		if (!isdigit((unsigned char)*q) && *q != '.')
-			return 0;
-	p = e;
-	while (*p == ' ')
-		p++;
-	static const struct {
-		const char *u;
-		double mul;
-	} units[] = {
-		{ "TiB", 1099511627776.0 }, { "GiB", 1073741824.0 }, { "MiB", 1048576.0 }, { "KiB", 1024.0 },
-		{ "TB", 1e12 }, { "GB", 1e9 }, { "MB", 1e6 }, { "KB", 1e3 }, { "kB", 1e3 },
-		{ "bytes", 1.0 }, { "B", 1.0 },
-	};
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		size_t l = strlen(units[i].u);
-		if (strncmp(p, units[i].u, l) == 0 && !isalpha((unsigned char)p[l])) {
-			double b = v * units[i].mul;
-			if (b >= 1.8e19)
-				return 0;
-			*bytes = (uint64_t)llround(b);
-			return (size_t)(p + l - s);
-		}
-	}
-	return 0;
-}
-
-/* the size that follows `key` in the line */
-static bool size_after_nd(const char *s, size_t n, const struct needle *key, struct sp_u64 *out)
-{
-	const char *k = has_nd(s, n, key);
-	if (!k)
-		return false;
-	const char *p = k + key->len;
-	while (*p == ' ')
-		p++;
-	uint64_t b;
-	if (!sp_oomlog_parse_size(p, &b))
-		return false;
-	out->v = b;
-	out->why = SP_OK;
-	return true;
-}
-
-/* the size that ends right before `key` ("14.56 GiB already allocated") */
-static bool size_before_nd(const char *s, size_t n, const struct needle *key, uint64_t *out)
-{
-	const char *k = has_nd(s, n, key);
-	if (!k)
-		return false;
-	/* walk back over spaces, the unit, spaces, the number */
-	const char *p = k;
-	while (p > s && p[-1] == ' ')
-		p--;
-	while (p > s && isalpha((unsigned char)p[-1]))
-		p--;
-	while (p > s && p[-1] == ' ')
-		p--;
-	while (p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '.'))
-		p--;
-	return sp_oomlog_parse_size(p, out) > 0;
-}
-
-/* measured once at each call site, like HAS */
-#define size_after(s, n, lit, out) (MAY_HAVE(lit) && size_after_nd((s), (n), NEEDLE(lit), (out)))
-#define size_before(s, n, lit, out) (MAY_HAVE(lit) && size_before_nd((s), (n), NEEDLE(lit), (out)))
-
-static uint64_t number_after_nd(const char *s, size_t n, const struct needle *key)
-{
-	const char *k = has_nd(s, n, key);
-	if (!k)
-		return 0;
-	const char *p = k + key->len;
-	while (*p == ' ' || *p == '=' || *p == ':' || *p == '"' || *p == '\'')
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return 0;
-	uint64_t v = 0;
-	for (int i = 0; isdigit((unsigned char)*p) && i < 12; i++, p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	return v;
-}
-
-#define number_after(s, n, lit) (MAY_HAVE(lit) ? number_after_nd((s), (n), NEEDLE(lit)) : 0)
-
-/* a count with thousands separators ("6,742,609,920"), 0 for none */
-static uint64_t count_at(const char *p)
-{
-	while (*p == ' ' || *p == '=' || *p == ':')
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return 0;
-	uint64_t v = 0;
-	for (int i = 0; i < 24 && (isdigit((unsigned char)*p) || (*p == ',' && isdigit((unsigned char)p[1]))); p++, i++)
-		if (*p != ',' && v < UINT64_MAX / 10)
-			v = v * 10 + (uint64_t)(*p - '0');
-	return v;
-}
-
-static uint64_t count_after_nd(const char *s, size_t n, const struct needle *key)
-{
-	const char *k = has_nd(s, n, key);
-	return k ? count_at(k + key->len) : 0;
-}
-
-#define count_after(s, n, lit) (MAY_HAVE(lit) ? count_after_nd((s), (n), NEEDLE(lit)) : 0)
-
-/* a percentage ("0.0622", "100") at p; -1 for none */
-static double pct_at(const char *p)
-{
-	while (*p == ' ' || *p == '=' || *p == ':' || *p == '(')
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return -1;
-	char tmp[24];
-	size_t o = 0;
-	while (o + 1 < sizeof tmp && (isdigit((unsigned char)*p) || *p == '.'))
-		tmp[o++] = *p++;
-	tmp[o] = 0;
-	double v = strtod(tmp, NULL);
-	return isfinite(v) && v >= 0 && v <= 100.0001 ? v : -1;
-}
-
-/* The model's name at q, up to a quote, a comma, a bracket or (unless
- * spaces) a space; printable ASCII only, bounded; a source of a higher rank
- * replaces a lower one, the first of a rank stays. hf_cache: "models--org--name"
- * becomes "org/name". */
-static void set_model(struct sp_oomlog *p, const char *q, const char *end, unsigned rank, bool spaces, bool hf_cache)
-{
-	if (rank <= p->model_rank)
-		return;
-	char buf[sizeof p->model] = { 0 };
-	size_t o = 0;
-	bool slash = false;
-	while (q < end && *q == ' ')
-		q++;
-	while (q < end && o + 1 < sizeof buf) {
-		unsigned char c = (unsigned char)*q;
-		if (c > 0x7e) {
-			buf[o++] = '?'; /* UTF-8 and the like: printable ASCII only */
-			q++;
-			continue;
-		}
-		if (c < 0x20 || c == '\'' || c == '"' || c == ',' || c == ')' || c == '(' || c == '}' ||
-		    c == '{' || c == '`' || (c == ' ' && !spaces))
-			break;
-		if (hf_cache && c == '/')
-			break;
-		if (hf_cache && !slash && c == '-' && q + 1 < end && q[1] == '-') {
-			buf[o++] = '/';
-			slash = true;
-			q += 2;
-			continue;
-		}
-		buf[o++] = (char)c;
-		q++;
-	}
-	while (o && buf[o - 1] == ' ')
-		o--;
-	buf[o] = 0;
-	/* Ollama's runner is given a content-addressed blob: a file, not a name */
-	if (o == 0 || (hf_cache && !slash) || strstr(buf, "blobs/sha256"))
-		return;
-	memcpy(p->model, buf, o);
-	p->model[o] = 0;
-	p->model_rank = rank;
-}
-
-/* "load_in_4bit=True", "'load_in_4bit': True", "\"load_in_4bit\": true" */
-static bool true_after(const char *k, const char *end)
-{
-	const char *q = k;
-	for (int i = 0; i < 6 && q < end && (*q == ' ' || *q == '=' || *q == ':' || *q == '\'' || *q == '"'); i++)
-		q++;
-	return end - q >= 4 && (memcmp(q, "True", 4) == 0 || memcmp(q, "true", 4) == 0);
+	return sp_match_size(s, bytes);
 }
 
 /* ---- the figures in each message format ---------------------------------------- */
@@ -553,7 +234,7 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 		double fr = strtod(q, &e);
 		uint64_t tot;
 		size_t used;
-		if (e != q && *e == '/' && isfinite(fr) && fr >= 0 && (used = sp_oomlog_parse_size(e + 1, &tot))) {
+		if (e != q && *e == '/' && isfinite(fr) && fr >= 0 && (used = sp_match_size(e + 1, &tot))) {
 			/* the unit is written once, after the total */
 			const char *u = e + 1 + used;
 			while (u > e + 1 && isalpha((unsigned char)u[-1]))
@@ -561,7 +242,7 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 			char tmp[48];
 			snprintf(tmp, sizeof tmp, "%.6f %.5s", fr, u);
 			uint64_t frb;
-			if (sp_oomlog_parse_size(tmp, &frb)) {
+			if (sp_match_size(tmp, &frb)) {
 				p->fig.free.v = frb;
 				p->fig.free.why = SP_OK;
 			}
@@ -577,7 +258,7 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 			while (*q == ' ')
 				q++;
 			uint64_t b;
-			if (sp_oomlog_parse_size(q, &b)) {
+			if (sp_match_size(q, &b)) {
 				p->fig.tried.v = b;
 				p->fig.tried.why = SP_OK;
 			}
@@ -586,11 +267,6 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 }
 
 /* ---- one line --------------------------------------------------------------------- */
-
-static void set_why(char *dst, size_t n, const char *why)
-{
-	snprintf(dst, n, "%s", why);
-}
 
 static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_t n)
 {
@@ -614,15 +290,15 @@ static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_
 	 * log's progress at the time */
 	if (k == SP_OOM_VLLM_STARTUP || k == SP_OOM_VLLM_KV) {
 		p->phase = SP_PHASE_LOAD;
-		set_why(p->phase_why, sizeof p->phase_why,
+		oom_set_why(p->phase_why, sizeof p->phase_why,
 			k == SP_OOM_VLLM_KV ? "vLLM start-up: sizing the KV cache (before serving)"
 					    : "vLLM start-up (before serving)");
 	} else if (k == SP_OOM_SGLANG) {
 		p->phase = SP_PHASE_LOAD;
-		set_why(p->phase_why, sizeof p->phase_why, "SGLang start-up: sizing the memory pool (before serving)");
+		oom_set_why(p->phase_why, sizeof p->phase_why, "SGLang start-up: sizing the memory pool (before serving)");
 	} else if (k == SP_OOM_TGI) {
 		p->phase = SP_PHASE_LOAD;
-		set_why(p->phase_why, sizeof p->phase_why, "text-generation-inference warm-up (before serving)");
+		oom_set_why(p->phase_why, sizeof p->phase_why, "text-generation-inference warm-up (before serving)");
 	} else if (p->progress == SP_PHASE_SERVE) {
 		p->phase = SP_PHASE_SERVE;
 		snprintf(p->phase_why, sizeof p->phase_why, "%s", p->progress_why);
@@ -640,7 +316,7 @@ static void mark_progress(struct sp_oomlog *p, enum sp_oom_phase ph, const char 
 {
 	p->progress = ph;
 	p->tqdm_step = false;
-	set_why(p->progress_why, sizeof p->progress_why, why);
+	oom_set_why(p->progress_why, sizeof p->progress_why, why);
 	if (ph == SP_PHASE_STEP)
 		p->trained = true;
 }
@@ -669,31 +345,31 @@ static const char *const bnb_frames[] = {
 static void tb_phase_set(struct sp_oomlog *p, enum sp_oom_phase ph, const char *why)
 {
 	p->tb_phase = ph;
-	set_why(p->tb_why, sizeof p->tb_why, why);
+	oom_set_why(p->tb_why, sizeof p->tb_why, why);
 	p->tb_last_phase = ph;
-	set_why(p->tb_last_why, sizeof p->tb_last_why, why);
+	oom_set_why(p->tb_last_why, sizeof p->tb_last_why, why);
 }
 
 static void tb_line(struct sp_oomlog *p, const char *s, size_t n)
 {
 	for (size_t i = 0; i < sizeof bnb_frames / sizeof bnb_frames[0]; i++)
-		if (has(s, n, bnb_frames[i]))
+		if (sp_has(s, n, bnb_frames[i]))
 			p->tb_bnb = true;
 	/* under a server's request loop every frame below is serving */
 	if (p->tb_phase == SP_PHASE_SERVE)
 		return;
 	for (size_t i = 0; i < sizeof serve_frames / sizeof serve_frames[0]; i++)
-		if (has(s, n, serve_frames[i])) {
+		if (sp_has(s, n, serve_frames[i])) {
 			tb_phase_set(p, SP_PHASE_SERVE, serve_frames[i]);
 			return;
 		}
 	for (size_t i = 0; i < sizeof load_frames / sizeof load_frames[0]; i++)
-		if (has(s, n, load_frames[i])) {
+		if (sp_has(s, n, load_frames[i])) {
 			tb_phase_set(p, SP_PHASE_LOAD, load_frames[i]);
 			return;
 		}
 	for (size_t i = 0; i < sizeof step_frames / sizeof step_frames[0]; i++)
-		if (has(s, n, step_frames[i])) {
+		if (sp_has(s, n, step_frames[i])) {
 			/* nn.Module's _call_impl is everywhere; it is a step only
 			 * when nothing said load */
 			if (strcmp(step_frames[i], "in _call_impl") == 0)
@@ -749,12 +425,12 @@ static void tqdm_line(struct sp_oomlog *p, const char *s, size_t n)
 	static const char *const prep_words[] = { "fetch", "download", "map", "token", "filter", "generat",
 						  "extract", "convert", "process", "upload", "saving", "packing" };
 	for (size_t i = 0; words && i < sizeof load_words / sizeof load_words[0]; i++)
-		if (has_ci(s, dl, load_words[i])) {
+		if (sp_has_ci(s, dl, load_words[i])) {
 			mark_progress(p, SP_PHASE_LOAD, "while loading, by its progress bar");
 			return;
 		}
 	for (size_t i = 0; words && i < sizeof prep_words / sizeof prep_words[0]; i++)
-		if (has_ci(s, dl, prep_words[i]))
+		if (sp_has_ci(s, dl, prep_words[i]))
 			return;
 	/* a serving engine's bars (requests, prompts, warm-up) are not training steps */
 	if (p->engine != SP_ENGINE_UNKNOWN || p->progress == SP_PHASE_SERVE)
@@ -778,7 +454,7 @@ static bool is_sigkill(const char *s, size_t n)
 	const char *k = HAS(s, n, " Killed ");
 	if (k && k > s && isdigit((unsigned char)k[-1]))
 		return true;
-	if (HAS(s, n, "SIGKILL") || has_ci(s, n, "signal 9") || HAS(s, n, "status=9/KILL") ||
+	if (HAS(s, n, "SIGKILL") || sp_has_ci(s, n, "signal 9") || HAS(s, n, "status=9/KILL") ||
 	    HAS(s, n, "signal: killed"))
 		return true;
 	/* "exit code 137", "exit status 137", "exitcode  : -9", "exit status -9" */
@@ -786,11 +462,11 @@ static bool is_sigkill(const char *s, size_t n)
 	for (int c = 0; c < 2; c++) {
 		size_t cl = strlen(codes[c]);
 		/* the first occurrence through the line's filter, the rest by memmem */
-		for (const char *q = has(s, n, codes[c]); q; q = memmem(q, (size_t)(s + n - q), codes[c], cl)) {
+		for (const char *q = sp_has(s, n, codes[c]); q; q = memmem(q, (size_t)(s + n - q), codes[c], cl)) {
 			bool alone = (q + cl == s + n || !isdigit((unsigned char)q[cl])) &&
 				     (q == s || !isdigit((unsigned char)q[-1]));
 			size_t back = (size_t)(q - s) < 24 ? (size_t)(q - s) : 24;
-			if (alone && has_ci(q - back, back, "exit"))
+			if (alone && sp_has_ci(q - back, back, "exit"))
 				return true;
 			q += cl;
 		}
@@ -848,38 +524,9 @@ static const unsigned char byte_class[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-/* A text line's byte and bigram sets, from its bytes once it ends (two sets
- * of accumulators, even and odd bytes, keep the updates off one chain).
- * Only text lines search needles: the redraws that make most of a long
- * log never pay for them. */
-static void line_sets(struct sp_oomlog *p)
-{
-	const unsigned char *l = (const unsigned char *)p->line;
-	size_t n = p->len;
-	uint64_t s0[4] = { 0 }, s1[4] = { 0 }, g0[4] = { 0 }, g1[4] = { 0 };
-	if (n)
-		s0[l[0] >> 6] |= 1ULL << (l[0] & 63);
-	size_t i = 1;
-	for (; i + 2 <= n; i += 2) {
-		unsigned char a = l[i - 1], c0 = l[i], c1 = l[i + 1];
-		s0[c0 >> 6] |= 1ULL << (c0 & 63);
-		s1[c1 >> 6] |= 1ULL << (c1 & 63);
-		unsigned ga = bigram_bit(a, c0), gb = bigram_bit(c0, c1);
-		g0[ga >> 6] |= 1ULL << (ga & 63);
-		g1[gb >> 6] |= 1ULL << (gb & 63);
-	}
-	for (; i < n; i++) {
-		unsigned char c = l[i];
-		s0[c >> 6] |= 1ULL << (c & 63);
-		unsigned g = bigram_bit(l[i - 1], c);
-		g0[g >> 6] |= 1ULL << (g & 63);
-	}
-	for (int w = 0; w < 4; w++) {
-		p->line_set[w] = s0[w] | s1[w];
-		p->line_bigrams[w] = g0[w] | g1[w];
-	}
-}
-
+/* One line, once it ends. A text line's byte and bigram sets (ladder/match.c)
+ * are its needle filter while it is classified: only text lines search
+ * needles, the redraws that make most of a long log never pay for them. */
 static void classify(struct sp_oomlog *p, const char *s, size_t n)
 {
 	/* A redraw without text letters (below) can only mark the steps a
@@ -888,206 +535,11 @@ static void classify(struct sp_oomlog *p, const char *s, size_t n)
 	if (!p->text && p->tqdm_step && !p->in_tb)
 		return;
 	if (p->text) {
-		line_sets(p);
-		line_bytes = p->line_set;
-		line_bigrams = p->line_bigrams;
+		sp_match_sets((const unsigned char *)p->line, p->len, p->line_set, p->line_bigrams);
+		sp_match_filter(p->line_set, p->line_bigrams);
 	}
 	classify_line(p, s, n);
-	line_bytes = line_bigrams = NULL;
-}
-
-/* which program wrote the log: a serving engine's own lines (Ollama wraps
- * llama.cpp and SGLang may import vLLM: those two replace the other) */
-static void engine_line(struct sp_oomlog *p, const char *s, size_t n)
-{
-	/* settled: nothing replaces Ollama, SGLang or TGI, nor vLLM once its v1 wording is seen */
-	if (p->engine == SP_ENGINE_OLLAMA || p->engine == SP_ENGINE_SGLANG || p->engine == SP_ENGINE_TGI)
-		return;
-	if (p->engine == SP_ENGINE_VLLM && p->vllm_v1) {
-		if (HAS(s, n, "sglang") || HAS(s, n, "ServerArgs("))
-			p->engine = SP_ENGINE_SGLANG;
-		return;
-	}
-	enum sp_log_engine e = SP_ENGINE_UNKNOWN;
-	if (HAS(s, n, "ollama") || (HAS(s, n, "level=") && HAS(s, n, "source=") && HAS(s, n, "msg=")))
-		e = SP_ENGINE_OLLAMA;
-	else if (HAS(s, n, "sglang") || HAS(s, n, "ServerArgs("))
-		e = SP_ENGINE_SGLANG;
-	else if (HAS(s, n, "text_generation_") || HAS(s, n, "text-generation-launcher"))
-		e = SP_ENGINE_TGI;
-	else if (HAS(s, n, "vLLM API server") || HAS(s, n, "LLM engine") || HAS(s, n, "EngineCore") ||
-		 HAS(s, n, "vllm.entrypoints") || HAS(s, n, "vllm serve") || HAS(s, n, "/vllm/") ||
-		 HAS(s, n, "VLLM::") || HAS(s, n, "VllmWorker") || HAS(s, n, "RayWorkerVllm") ||
-		 HAS(s, n, "RayWorkerWrapper") || HAS(s, n, "vllm.engine") || HAS(s, n, "vllm.v1") ||
-		 HAS(s, n, "vllm.executor") || HAS(s, n, "vllm.worker"))
-		/* module paths (vllm/engine/, vllm/v1/, vllm/worker/), process names (EngineCore_DP0,
-		 * VLLM::Worker_TP0, VllmWorkerProcess, (RayWorkerWrapper pid=...)) */
-		e = SP_ENGINE_VLLM;
-	else if (HAS(s, n, "ggml_") || HAS(s, n, "llama_model_load") || HAS(s, n, "llm_load_") ||
-		 HAS(s, n, "llama_new_context") || HAS(s, n, "llama_context") || HAS(s, n, "llama_init_from") ||
-		 HAS(s, n, "llama_kv_cache") || HAS(s, n, "llama-server") || HAS(s, n, "load_tensors:") ||
-		 HAS(s, n, "alloc_tensor_range"))
-		e = SP_ENGINE_LLAMACPP;
-	if (e == SP_ENGINE_UNKNOWN)
-		return;
-	if (e == SP_ENGINE_VLLM && (HAS(s, n, "EngineCore") || HAS(s, n, "V1 LLM engine") || HAS(s, n, "/vllm/v1/")))
-		p->vllm_v1 = true;
-	if (p->engine == SP_ENGINE_UNKNOWN || (e == SP_ENGINE_OLLAMA && p->engine == SP_ENGINE_LLAMACPP) ||
-	    (e == SP_ENGINE_SGLANG && p->engine == SP_ENGINE_VLLM))
-		p->engine = e;
-}
-
-/* the job's facts: method, parameters, model, lengths (whatever the line says) */
-static void facts_line(struct sp_oomlog *p, const char *s, size_t n)
-{
-	const char *k, *end = s + n;
-	uint64_t v;
-	/* the buffer that failed holds the weights: llama.cpp's "alloc_tensor_range: failed to allocate
-	 * CUDA0 buffer of size N" and "llama_model_load: error loading model: unable to allocate CUDA0 buffer"
-	 * (the model's tensors), not its KV cache or compute graph */
-	if ((HAS(s, n, "alloc_tensor_range") && HAS(s, n, "failed to allocate")) ||
-	    (HAS(s, n, "error loading model") && HAS(s, n, "unable to allocate")))
-		p->weights_alloc = true;
-	/* a contiguous allocation failed: the memory is there but not in one piece ("cma_alloc: ... alloc
-	 * failed", a physically addressed DMA buffer, the kernel's "page allocation failure: order:9") */
-	if (!p->fragmented) {
-		if (HAS(s, n, "cma_alloc") && HAS(s, n, "failed"))
-			set_why(p->fragmented_why, sizeof p->fragmented_why, "a CMA (contiguous) allocation failed");
-		else if (HAS(s, n, "PHYSICALLY_ADDRESSED") && HAS(s, n, "FAILED"))
-			set_why(p->fragmented_why, sizeof p->fragmented_why, "a physically contiguous DMA buffer failed");
-		else if ((k = HAS(s, n, "page allocation failure: order:")) && isdigit((unsigned char)k[31]) &&
-			 (k[31] != '0' || isdigit((unsigned char)k[32])))
-			set_why(p->fragmented_why, sizeof p->fragmented_why, "a higher-order page allocation failed");
-		p->fragmented = p->fragmented_why[0] != 0;
-	}
-	/* PEFT: "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622" */
-	if ((v = count_after(s, n, "trainable params:"))) {
-		p->params_trainable = v;
-		if ((v = count_after(s, n, "all params:")))
-			p->params_all = v;
-		if ((k = HAS(s, n, "trainable%")) && pct_at(k + strlen("trainable%")) >= 0)
-			p->trainable_pct = pct_at(k + strlen("trainable%"));
-		p->lora_seen = true;
-	}
-	/* Unsloth: "Trainable parameters = 41,943,040 of 8,072,204,288 (0.52% trained)";
-	 * the Trainer (and older Unsloth): "Number of trainable parameters = 41,943,040" */
-	if ((k = HAS(s, n, "rainable parameters = "))) {
-		const char *q = k + strlen("rainable parameters = ");
-		if ((v = count_at(q)))
-			p->params_trainable = v;
-		const char *of = HAS(s, n, " of ");
-		const char *sl = memchr(q, '/', (size_t)(end - q));
-		if ((of && of > q && (v = count_at(of + 4))) || (sl && sl < q + 32 && (v = count_at(sl + 1))))
-			p->params_all = v;
-		const char *pc = HAS(s, n, "% trained");
-		if (pc) {
-			const char *b = pc;
-			while (b > q && (isdigit((unsigned char)b[-1]) || b[-1] == '.'))
-				b--;
-			if (pct_at(b) >= 0)
-				p->trainable_pct = pct_at(b);
-		}
-	}
-	/* 4-bit base weights (QLoRA) and LoRA adapters */
-	if (!p->quant4) {
-		if ((k = HAS(s, n, "load_in_4bit")) && true_after(k + strlen("load_in_4bit"), end)) {
-			p->quant4 = true;
-			set_why(p->quant4_why, sizeof p->quant4_why, "load_in_4bit");
-		} else if (HAS(s, n, "Linear4bit")) {
-			p->quant4 = true;
-			set_why(p->quant4_why, sizeof p->quant4_why, "Linear4bit layers");
-		} else if (HAS(s, n, "-bnb-4bit")) {
-			p->quant4 = true;
-			set_why(p->quant4_why, sizeof p->quant4_why, "a -bnb-4bit model");
-		}
-	}
-	if (HAS(s, n, "LoraConfig(") || HAS(s, n, "lora.Linear"))
-		p->lora_seen = true;
-	/* Unsloth's banner: "Batch size per device = 2 | Gradient accumulation steps = 4",
-	 * "Total batch size (2 x 4 x 1) = 8" */
-	if ((v = number_after(s, n, "Batch size per device")))
-		p->batch_per_device = v;
-	if ((v = number_after(s, n, "Gradient accumulation steps")))
-		p->grad_accum = v;
-	if ((k = HAS(s, n, "Total batch size"))) {
-		const char *eq = memchr(k, '=', (size_t)(end - k));
-		if (eq && (v = count_at(eq + 1)))
-			p->total_batch = v;
-	}
-	if (HAS(s, n, "Num examples =") && HAS(s, n, "Total steps ="))
-		p->trained = true; /* Unsloth's start-of-training banner */
-	/* the model, most direct source first: an engine's config, a command line,
-	 * then a checkpoint's own name, the HF cache path, Unsloth's patch */
-	if ((k = HAS(s, n, "model='")))
-		set_model(p, k + 7, end, 4, false, false);
-	else if ((k = HAS(s, n, "'model': '")))
-		set_model(p, k + 10, end, 4, false, false);
-	else if ((k = HAS(s, n, "model_path='")))
-		set_model(p, k + 12, end, 4, false, false);
-	else if ((k = HAS(s, n, "model_id: \"")) || (k = HAS(s, n, "ollama run ")) || (k = HAS(s, n, "vllm serve ")))
-		set_model(p, k + 11, end, 4, false, false); /* three needles of 11 bytes */
-	else if ((k = HAS(s, n, "--model ")) || (k = HAS(s, n, "--model-path ")) || (k = HAS(s, n, "--model-id ")))
-		set_model(p, (const char *)memchr(k, ' ', (size_t)(end - k)) + 1, end, 4, false, false);
-	else if ((k = HAS(s, n, "general.name"))) {
-		const char *q = k + strlen("general.name");
-		while (q < end && *q == ' ')
-			q++;
-		// cppcheck-suppress knownConditionTrueFalse ; q moved past the spaces: it can be anywhere before end
-		if (end - q > 3 && memcmp(q, "str", 3) == 0)
-			q += 3;
-		while (q < end && *q == ' ')
-			q++;
-		if (q < end && *q == '=')
-			set_model(p, q + 1, end, 3, true, false);
-	} else if ((k = HAS(s, n, "models--")))
-		set_model(p, k + 8, end, 2, false, true);
-	else if ((k = HAS(s, n, " model=")) && k[7] != '/' && k[7] != '"')
-		set_model(p, k + 7, end, 2, false, false);
-	else if (HAS(s, n, "Unsloth") && (k = HAS(s, n, ": Fast "))) {
-		const char *pe = HAS(s, n, " patching");
-		if (pe && pe > k + 7)
-			set_model(p, k + 7, pe, 1, true, false);
-	}
-	/* lengths and batch: the engine's config, its arguments, a training script's flags */
-	if ((v = number_after(s, n, "max_model_len")) || (v = number_after(s, n, "max-model-len")) ||
-	    (v = number_after(s, n, "max_seq_len=")))
-		p->max_model_len = v;
-	if ((v = number_after(s, n, "max_num_seqs")) || (v = number_after(s, n, "max-num-seqs")))
-		p->max_num_seqs = v;
-	if ((v = number_after(s, n, "max_seq_length")) || (v = number_after(s, n, "max-seq-length")) ||
-	    (v = number_after(s, n, "sequence_len")) || (v = number_after(s, n, "max_length")))
-		p->seq_len = v;
-	/* SGLang: "Load weight end. type=..., avail mem=21.73 GB, mem usage=166.59 GB." */
-	struct sp_u64 am;
-	if (size_after(s, n, "avail mem=", &am))
-		p->avail_mem = am.v;
-	/* the weights' footprint: vLLM v1 "Model loading took 14.9889 GiB and 10.1 seconds",
-	 * v0 "Loading model weights took 26.4976 GB", SGLang's "mem usage=" at "Load weight end",
-	 * llama.cpp's "CUDA0 model buffer size = 18508.35 MiB" (the largest device) */
-	struct sp_u64 w;
-	/* what the weights will need, before they are loaded: Ollama's "pulling 799587243b19: 100% ▕██▏ 132 GB" (the largest layer pulled is the weights),
-	 * its estimate "memory.weights.total=\"38.9 GiB\"" */
-	if (HAS(s, n, "pulling ") && HAS(s, n, "100%")) {
-		const char *q = s + n;
-		while (q > s && q[-1] == ' ')
-			q--;
-		const char *u = q;
-		while (u > s && isalpha((unsigned char)u[-1]))
-			u--;
-		while (u > s && u[-1] == ' ')
-			u--;
-		while (u > s && (isdigit((unsigned char)u[-1]) || u[-1] == '.'))
-			u--;
-		uint64_t b;
-		if (u < q && sp_oomlog_parse_size(u, &b) && b > p->weights_need)
-			p->weights_need = b;
-	}
-	if (size_after(s, n, "memory.weights.total=\"", &w) && w.v > p->weights_need)
-		p->weights_need = w.v;
-	if (size_after(s, n, "Model loading took", &w) || size_after(s, n, "Loading model weights took", &w) ||
-	    (HAS(s, n, "Load weight end") && size_after(s, n, "mem usage=", &w)) ||
-	    (HAS(s, n, "CUDA") && size_after(s, n, "model buffer size =", &w) && w.v > p->weights_bytes))
-		p->weights_bytes = w.v;
+	sp_match_filter(NULL, NULL);
 }
 
 /* vLLM: "Available KV cache memory: -3.41 GiB" (at start-up, after profiling) */
@@ -1279,12 +731,12 @@ static bool killer_line(struct sp_oomlog *p, const char *s, size_t n)
 	    HAS(s, n, "exceeds the memory usage threshold of") || HAS(s, n, "killed due to memory pressure (OOM)")) {
 		if (record(p, SP_OOM_RAY, s, n) || p->kind == SP_OOM_RAY)
 			set_killer(p, SP_KILLER_RAY, true);
-		if ((k = HAS(s, n, "memory usage threshold of")) && (v = pct_at(k + strlen("memory usage threshold of"))) > 0)
+		if ((k = HAS(s, n, "memory usage threshold of")) && (v = sp_pct_at(k + strlen("memory usage threshold of"))) > 0)
 			p->killer_limit_pct = v <= 1.0 ? v * 100.0 : v;
 		/* the task Ray killed: an actor's constructor is its start-up (a vLLM worker loading) */
 		if (p->kind == SP_OOM_RAY && HAS(s, n, "name=") && HAS(s, n, ".__init__")) {
 			p->phase = SP_PHASE_LOAD;
-			set_why(p->phase_why, sizeof p->phase_why, "Ray killed an actor in its __init__ (start-up)");
+			oom_set_why(p->phase_why, sizeof p->phase_why, "Ray killed an actor in its __init__ (start-up)");
 		}
 		if (HAS(s, n, "RayWorkerVllm") || HAS(s, n, "RayWorkerWrapper"))
 			p->engine = p->engine == SP_ENGINE_UNKNOWN ? SP_ENGINE_VLLM : p->engine;
@@ -1295,22 +747,22 @@ static bool killer_line(struct sp_oomlog *p, const char *s, size_t n)
 	 * \"ipfs\": badness 757, VmRSS 637 MiB", "killing process 27541 \"bash\" with signal 15: badness 550",
 	 * "Killing process 'bash' with signal 15, pid: 5874, badness: 538"; its start-up line "sending
 	 * SIGTERM when mem <= 50 % and swap <= 10 %," names the floor */
-	if ((k = has_ci(s, n, "at or below sigterm limits")) || (k = has_ci(s, n, "at or below sigkill limits"))) {
+	if ((k = sp_has_ci(s, n, "at or below sigterm limits")) || (k = sp_has_ci(s, n, "at or below sigkill limits"))) {
 		if (record(p, SP_OOM_EARLYOOM, s, n) || p->kind == SP_OOM_EARLYOOM)
 			set_killer(p, SP_KILLER_EARLYOOM, true);
-		const char *m = has_ci(k, (size_t)(s + n - k), "mem");
-		if (m && (v = pct_at(m + 3)) > 0)
+		const char *m = sp_has_ci(k, (size_t)(s + n - k), "mem");
+		if (m && (v = sp_pct_at(m + 3)) > 0)
 			p->killer_limit_pct = v;
 		return true;
 	}
-	if ((HAS(s, n, "badness") && (has_ci(s, n, "sending SIG") || has_ci(s, n, "killing process"))) ||
+	if ((HAS(s, n, "badness") && (sp_has_ci(s, n, "sending SIG") || sp_has_ci(s, n, "killing process"))) ||
 	    HAS(s, n, "escalating to SIGKILL after")) {
 		if (record(p, SP_OOM_EARLYOOM, s, n) || p->kind == SP_OOM_EARLYOOM)
 			set_killer(p, SP_KILLER_EARLYOOM, true);
 		return true;
 	}
 	if (HAS(s, n, "sending SIGTERM when mem <=") && (k = HAS(s, n, "mem <="))) {
-		if ((v = pct_at(k + 6)) > 0)
+		if ((v = sp_pct_at(k + 6)) > 0)
 			p->killer_limit_pct = v; /* earlyoom's start-up: its floor, not a kill */
 		return true;
 	}
@@ -1321,7 +773,7 @@ static bool killer_line(struct sp_oomlog *p, const char *s, size_t n)
 	    HAS(s, n, "systemd-oomd killed") || (HAS(s, n, "oomd") && HAS(s, n, "due to swap used"))) {
 		if (record(p, SP_OOM_OOMD, s, n) || p->kind == SP_OOM_OOMD)
 			set_killer(p, SP_KILLER_OOMD, true);
-		if ((k = HAS(s, n, "% > ")) && (v = pct_at(k + 4)) > 0)
+		if ((k = HAS(s, n, "% > ")) && (v = sp_pct_at(k + 4)) > 0)
 			p->killer_limit_pct = v;
 		return true;
 	}
@@ -1354,7 +806,7 @@ static void not_memory_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (p->not_memory)
 		return;
 	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
-		if (has(s, n, marks[i])) {
+		if (sp_has(s, n, marks[i])) {
 			p->not_memory = true;
 			size_t o = 0;
 			for (size_t j = 0; j < n && o + 1 < sizeof p->not_memory_why; j++) {
@@ -1366,43 +818,45 @@ static void not_memory_line(struct sp_oomlog *p, const char *s, size_t n)
 		}
 }
 
-/* The failure a line names, recorded with its figures (record: the more
- * specific kind wins); indented: a traceback's frame, not its exception line. */
-static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool indented)
+static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool indented);
+
+/* A message wrapped over two lines by a terminal or a paste: the previous line's start
+ * joined to this one ("Free memory on device cuda:0 (67.92/121.69 GiB) on startup is less
+ * than" / "desired GPU memory utilization (0.7, 85.18 GiB)."). True when the join named a
+ * failure (the line is not read on its own then). */
+static bool wrapped_failure(struct sp_oomlog *p, const char *s, size_t n)
 {
-	(void)indented;
-	not_memory_line(p, s, n);
-	if (serving_failure(p, s, n) || killer_line(p, s, n))
-		return;
-	/* A message wrapped over two lines by a terminal or a paste: the previous line's start
-	 * joined to this one ("Free memory on device cuda:0 (67.92/121.69 GiB) on startup is less
-	 * than" / "desired GPU memory utilization (0.7, 85.18 GiB).") */
-	if (p->prev_len && ((HAS(s, n, "desired GPU memory utilization") && !HAS(s, n, "Free memory on device")) ||
-			    (HAS(s, n, "CUDACachingAllocator") && !HAS(s, n, "INTERNAL ASSERT FAILED")))) {
-		char j[sizeof p->prev + SP_OOMLOG_WINDOW + 2];
-		size_t m = n < SP_OOMLOG_WINDOW ? n : SP_OOMLOG_WINDOW;
-		memcpy(j, p->prev, p->prev_len);
-		j[p->prev_len] = ' ';
-		memcpy(j + p->prev_len + 1, s, m);
-		j[p->prev_len + 1 + m] = 0;
-		const uint64_t *lb = line_bytes, *lg = line_bigrams;
-		size_t jl = p->prev_len + 1 + m;
-		line_bytes = line_bigrams = NULL; /* the joined text is not the line the filters were built from */
-		p->prev_len = 0;
-		enum sp_oom_kind was = p->kind;
-		failures_line(p, j, jl, false);
-		line_bytes = lb;
-		line_bigrams = lg;
-		if (p->kind != was)
-			return;
-		/* the join named nothing new: the line is read on its own below */
-	}
+	if (!p->prev_len)
+		return false;
+	if (!((HAS(s, n, "desired GPU memory utilization") && !HAS(s, n, "Free memory on device")) ||
+	      (HAS(s, n, "CUDACachingAllocator") && !HAS(s, n, "INTERNAL ASSERT FAILED"))))
+		return false;
+	char j[sizeof p->prev + SP_OOMLOG_WINDOW + 2];
+	size_t m = n < SP_OOMLOG_WINDOW ? n : SP_OOMLOG_WINDOW;
+	memcpy(j, p->prev, p->prev_len);
+	j[p->prev_len] = ' ';
+	memcpy(j + p->prev_len + 1, s, m);
+	j[p->prev_len + 1 + m] = 0;
+	const uint64_t *lb = sp_match_bytes, *lg = sp_match_bigrams;
+	size_t jl = p->prev_len + 1 + m;
+	sp_match_filter(NULL, NULL); /* the joined text is not the line the filters were built from */
+	p->prev_len = 0;
+	enum sp_oom_kind was = p->kind;
+	failures_line(p, j, jl, false);
+	sp_match_filter(lb, lg);
+	return p->kind != was;
+}
+
+/* PyTorch's own failures (bitsandbytes' when its frames are in the traceback):
+ * true when the line is one; indented: a traceback's frame */
+static bool torch_failure(struct sp_oomlog *p, const char *s, size_t n, bool indented)
+{
 	/* PyTorch on Tegra and other unified-memory boards: when cudaMalloc fails, the allocator's NVML
 	 * query asserts before the OOM message can be made: "RuntimeError: NVML_SUCCESS == r INTERNAL
 	 * ASSERT FAILED at \".../c10/cuda/CUDACachingAllocator.cpp\":838" (pytorch issue 185240) */
 	if (HAS(s, n, "NVML_SUCCESS == r INTERNAL ASSERT FAILED") && HAS(s, n, "CUDACachingAllocator")) {
 		record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n);
-		return;
+		return true;
 	}
 	if ((HAS(s, n, "CUDA out of memory") || HAS(s, n, "OutOfMemoryError")) &&
 	    (!indented || HAS(s, n, "Tried to allocate"))) {
@@ -1427,8 +881,17 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 				p->fig.total.why = SP_OK;
 			}
 		}
-	} else if (HAS(s, n, "DefaultCPUAllocator") &&
-		   (HAS(s, n, "can't allocate memory") || HAS(s, n, "not enough memory"))) {
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* An allocation the host, Ollama or llama.cpp could not make: true when the line is one */
+static bool alloc_failure(struct sp_oomlog *p, const char *s, size_t n)
+{
+	if (HAS(s, n, "DefaultCPUAllocator") &&
+	    (HAS(s, n, "can't allocate memory") || HAS(s, n, "not enough memory"))) {
 		/* "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes" (older),
 		 * "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (current) */
 		uint64_t b = number_after(s, n, "you tried to allocate");
@@ -1452,7 +915,7 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 			if (!size_after(s, n, "is available (", &p->fig.free) && !size_after(s, n, "available=\"", &p->fig.free))
 				(void)size_after(s, n, "this system (", &p->fig.free);
 			p->phase = SP_PHASE_LOAD;
-			set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
+			oom_set_why(p->phase_why, sizeof p->phase_why, "Ollama's memory check before loading");
 		}
 	} else if (HAS(s, n, "cudaMalloc failed: out of memory") || HAS(s, n, "unable to allocate CUDA") ||
 		   HAS(s, n, "unable to allocate backend buffer") || HAS(s, n, "failed to allocate CUDA") ||
@@ -1473,7 +936,21 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
 				p->fig.tried.why = SP_OK;
 			}
 		}
-	} else if (HAS(s, n, "NV_ERR_NO_MEMORY") || (HAS(s, n, "nvgpu") && HAS(s, n, "alloc FAILED"))) {
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The failure a line names, recorded with its figures (record: the more
+ * specific kind wins); indented: a traceback's frame, not its exception line. */
+static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool indented)
+{
+	not_memory_line(p, s, n);
+	if (serving_failure(p, s, n) || killer_line(p, s, n) || wrapped_failure(p, s, n) ||
+	    torch_failure(p, s, n, indented) || alloc_failure(p, s, n))
+		return;
+	if (HAS(s, n, "NV_ERR_NO_MEMORY") || (HAS(s, n, "nvgpu") && HAS(s, n, "alloc FAILED"))) {
 		/* NVRM on GB10; Jetson's nvgpu: "nvgpu_dma_print_err:101 [INFO] DMA alloc FAILED: [sysmem]
 		 * size=257490944 ... flags:PHYSICALLY_ADDRESSED" */
 		record(p, SP_OOM_DRIVER, s, n);
@@ -1497,12 +974,12 @@ static void failures_line(struct sp_oomlog *p, const char *s, size_t n, bool ind
  * "Training Epoch: 1/3, step 10/36 completed (loss: 0.52)". */
 static bool counter_loss_line(const char *s, size_t n)
 {
-	if (!has_ci(s, n, "loss"))
+	if (!sp_has_ci(s, n, "loss"))
 		return false;
 	static const char *const words[] = { "step", "iter", "epoch" };
 	for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
 		size_t wl = strlen(words[w]);
-		for (const char *q = s; (q = has_ci(q, (size_t)(s + n - q), words[w])); q += wl) {
+		for (const char *q = s; (q = sp_has_ci(q, (size_t)(s + n - q), words[w])); q += wl) {
 			/* a word of its own start ("step", not "timestep"); "iteration", "steps" may follow */
 			if (q > s && isalpha((unsigned char)q[-1]))
 				continue;
@@ -1599,7 +1076,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	/* the engine's marks anywhere in the line, its prefixes too ("(EngineCore_DP0 pid=1) "),
 	 * a traceback's frames too (module paths) */
 	enum sp_log_engine before = p->engine;
-	engine_line(p, raw, raw_n);
+	sp_oomlog_engine_line(p, raw, raw_n);
 	if (vllm_prefix && p->engine == SP_ENGINE_UNKNOWN)
 		p->engine = SP_ENGINE_VLLM; /* vLLM's own logger prefix */
 	if (p->engine != before)
@@ -1632,7 +1109,7 @@ static void classify_line(struct sp_oomlog *p, const char *s, size_t n)
 	if (tb_exception)
 		p->in_tb = false;
 	progress_line(p, s, n);
-	facts_line(p, s, n);
+	sp_oomlog_facts_line(p, s, n);
 	/* the start of this line, for a message wrapped onto the next (failures_line) */
 	if (HAS(s, n, "Free memory on device") || HAS(s, n, "INTERNAL ASSERT FAILED")) {
 		p->prev_len = n < sizeof p->prev ? n : sizeof p->prev;

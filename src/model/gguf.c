@@ -286,16 +286,10 @@ static int tensor_class_embed(const char *n)
 	       strncmp(n, "position_embd.", 14) == 0;
 }
 
-static int parse(struct rd *r, struct sp_gguf_info *g)
+/* the magic, the version, the two counts (each bounded by what the rest of
+ * the file can hold) */
+static int read_header(struct rd *r, struct sp_gguf_info *g)
 {
-	memset(g, 0, sizeof *g);
-	g->alignment = 32;
-	g->file_type = -1;
-	for (size_t i = 0; i < N_ARCH_KEYS; i++)
-		*(int64_t *)((char *)g + arch_keys[i].off) = -1;
-	char prefix[N_ARCH_KEYS][64] = { { 0 } };
-	int64_t token_count = -1;
-
 	unsigned char magic[4];
 	if (rd_bytes(r, magic, 4, "the magic"))
 		return -1;
@@ -318,10 +312,51 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 	if (g->kv_count > left(r) / 14)
 		return sp_model_err(r->err, r->errlen, r->label, "key/value count %llu is more than the file can hold",
 				    (unsigned long long)g->kv_count);
+	return 0;
+}
 
+/* An integer value: the alignment, the file type, or one of the
+ * architecture's numbers ("llama.block_count"); prefix[i] remembers which
+ * architecture's key set arch_keys[i]. */
+static int int_kv(struct rd *r, struct sp_gguf_info *g, const char *key, int64_t v, char prefix[][64])
+{
+	if (strcmp(key, "general.alignment") == 0) {
+		if (v <= 0 || v > 1 << 20 || (v & (v - 1)) != 0)
+			return sp_model_err(r->err, r->errlen, r->label, "general.alignment %lld is not a power of two",
+					    (long long)v);
+		g->alignment = (uint32_t)v;
+		return 0;
+	}
+	if (strcmp(key, "general.file_type") == 0) {
+		g->file_type = v;
+		return 0;
+	}
+	size_t kl = strlen(key);
+	for (size_t i = 0; i < N_ARCH_KEYS; i++) {
+		size_t sl = strlen(arch_keys[i].suffix);
+		/* an architecture name has no '.': "mllama.vision.block_count"
+		 * is the vision tower's; and once general.architecture
+		 * is known, another prefix never replaces its value */
+		if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0 &&
+		    !memchr(key, '.', kl - sl) &&
+		    (!g->arch[0] || (strlen(g->arch) == kl - sl && memcmp(key, g->arch, kl - sl) == 0))) {
+			*(int64_t *)((char *)g + arch_keys[i].off) = v;
+			snprintf(prefix[i], sizeof prefix[i], "%.*s", (int)(kl - sl), key);
+		}
+	}
+	return 0;
+}
+
+/* The key/value section: the architecture, the name, the vocabulary (the
+ * token list's length, when no vocab_size key says it), the numbers of
+ * arch_keys; every other value skipped. */
+static int read_kvs(struct rd *r, struct sp_gguf_info *g)
+{
+	char prefix[N_ARCH_KEYS][64] = { { 0 } };
+	int64_t token_count = -1;
 	char key[256];
 	for (uint64_t k = 0; k < g->kv_count; k++) {
-		uint64_t klen;
+		uint64_t klen = 0;
 		if (rd_str(r, key, sizeof key, MAX_KEY, &klen, "a key"))
 			return -1;
 		uint32_t t;
@@ -350,28 +385,8 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 		int64_t v = 0;
 		int rc = 0;
 		if (!long_key && int_value(r, t, &v, &rc)) {
-			if (strcmp(key, "general.alignment") == 0) {
-				if (v <= 0 || v > 1 << 20 || (v & (v - 1)) != 0)
-					return sp_model_err(r->err, r->errlen, r->label, "general.alignment %lld is not a power of two",
-							    (long long)v);
-				g->alignment = (uint32_t)v;
-			} else if (strcmp(key, "general.file_type") == 0) {
-				g->file_type = v;
-			} else {
-				size_t kl = strlen(key);
-				for (size_t i = 0; i < N_ARCH_KEYS; i++) {
-					size_t sl = strlen(arch_keys[i].suffix);
-					/* an architecture name has no '.': "mllama.vision.block_count"
-					 * is the vision tower's; and once general.architecture
-					 * is known, another prefix never replaces its value */
-					if (kl > sl && kl - sl < sizeof prefix[i] && strcmp(key + kl - sl, arch_keys[i].suffix) == 0 &&
-					    !memchr(key, '.', kl - sl) &&
-					    (!g->arch[0] || (strlen(g->arch) == kl - sl && memcmp(key, g->arch, kl - sl) == 0))) {
-						*(int64_t *)((char *)g + arch_keys[i].off) = v;
-						snprintf(prefix[i], sizeof prefix[i], "%.*s", (int)(kl - sl), key);
-					}
-				}
-			}
+			if (int_kv(r, g, key, v, prefix))
+				return -1;
 			continue;
 		}
 		if (rc)
@@ -385,63 +400,84 @@ static int parse(struct rd *r, struct sp_gguf_info *g)
 			*(int64_t *)((char *)g + arch_keys[i].off) = -1;
 	if (g->vocab < 0)
 		g->vocab = token_count;
+	return 0;
+}
 
+/* One tensor's info: its shape and type give its size, counted by type and
+ * by class (embedding, linear, expert); data_offset keeps, for now, the end
+ * of the furthest tensor. */
+static int read_tensor(struct rd *r, struct sp_gguf_info *g)
+{
 	char name[256];
-	for (uint64_t i = 0; i < g->tensor_count; i++) {
-		uint64_t nlen;
-		if (rd_str(r, name, sizeof name, MAX_KEY, &nlen, "a tensor name"))
+	uint64_t nlen;
+	if (rd_str(r, name, sizeof name, MAX_KEY, &nlen, "a tensor name"))
+		return -1;
+	uint32_t nd;
+	if (rd_u32(r, &nd, "a tensor's dimensions"))
+		return -1;
+	if (nd == 0 || nd > MAX_DIMS)
+		return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s' has %u dimensions (1 to %d allowed)",
+				    name, nd, MAX_DIMS);
+	uint64_t dims[MAX_DIMS], elems = 1;
+	for (uint32_t d = 0; d < nd; d++) {
+		if (rd_u64(r, &dims[d], "a tensor dimension"))
 			return -1;
-		uint32_t nd;
-		if (rd_u32(r, &nd, "a tensor's dimensions"))
-			return -1;
-		if (nd == 0 || nd > MAX_DIMS)
-			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s' has %u dimensions (1 to %d allowed)",
-					    name, nd, MAX_DIMS);
-		uint64_t dims[MAX_DIMS], elems = 1;
-		for (uint32_t d = 0; d < nd; d++) {
-			if (rd_u64(r, &dims[d], "a tensor dimension"))
-				return -1;
-			if (dims[d] > INT64_MAX || __builtin_mul_overflow(elems, dims[d], &elems) || elems > INT64_MAX)
-				return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': shape overflows", name);
-		}
-		uint32_t type;
-		uint64_t off;
-		if (rd_u32(r, &type, "a tensor type") || rd_u64(r, &off, "a tensor offset"))
-			return -1;
-		uint32_t blk, bb;
-		const char *tn;
-		if (!sp_ggml_type(type, &tn, &blk, &bb))
-			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s' has an unknown ggml type %u", name, type);
-		if (dims[0] % blk != 0)
-			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': row of %llu is not a multiple of %s's block of %u",
-					    name, (unsigned long long)dims[0], tn, blk);
-		uint64_t size;
-		if (__builtin_mul_overflow(elems / blk, (uint64_t)bb, &size))
-			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': size overflows", name);
-		if (off % g->alignment != 0)
-			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': offset %llu is not aligned to %u",
-					    name, (unsigned long long)off, g->alignment);
-		uint64_t end;
-		if (__builtin_add_overflow(off, size, &end))
-			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': offset overflows", name);
-		g->bytes_by_type[type] += size;
-		g->elems_by_type[type] += elems;
-		g->data_bytes += size;
-		g->params += (double)elems;
-		if (blk > 1)
-			g->quantized = true;
-		if (strcmp(name, "output.weight") == 0)
-			g->has_output = true;
-		if (tensor_class_embed(name))
-			g->embed_params += (double)elems;
-		else if (nd >= 2)
-			g->linear_params += (double)elems;
-		if (strstr(name, "_exps.") || strstr(name, "_exps_"))
-			g->expert_params += (double)elems;
-		/* the data must lie inside the file; checked once the data start is known */
-		if (end > g->data_offset)
-			g->data_offset = end; /* for now: the end of the furthest tensor */
+		if (dims[d] > INT64_MAX || __builtin_mul_overflow(elems, dims[d], &elems) || elems > INT64_MAX)
+			return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': shape overflows", name);
 	}
+	uint32_t type;
+	uint64_t off;
+	if (rd_u32(r, &type, "a tensor type") || rd_u64(r, &off, "a tensor offset"))
+		return -1;
+	uint32_t blk, bb;
+	const char *tn;
+	if (!sp_ggml_type(type, &tn, &blk, &bb))
+		return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s' has an unknown ggml type %u", name, type);
+	if (dims[0] % blk != 0)
+		return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': row of %llu is not a multiple of %s's block of %u",
+				    name, (unsigned long long)dims[0], tn, blk);
+	uint64_t size;
+	if (__builtin_mul_overflow(elems / blk, (uint64_t)bb, &size))
+		return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': size overflows", name);
+	if (off % g->alignment != 0)
+		return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': offset %llu is not aligned to %u",
+				    name, (unsigned long long)off, g->alignment);
+	uint64_t end;
+	if (__builtin_add_overflow(off, size, &end))
+		return sp_model_err(r->err, r->errlen, r->label, "tensor '%.80s': offset overflows", name);
+	g->bytes_by_type[type] += size;
+	g->elems_by_type[type] += elems;
+	g->data_bytes += size;
+	g->params += (double)elems;
+	if (blk > 1)
+		g->quantized = true;
+	if (strcmp(name, "output.weight") == 0)
+		g->has_output = true;
+	if (tensor_class_embed(name))
+		g->embed_params += (double)elems;
+	else if (nd >= 2)
+		g->linear_params += (double)elems;
+	if (strstr(name, "_exps.") || strstr(name, "_exps_"))
+		g->expert_params += (double)elems;
+	/* the data must lie inside the file; checked once the data start is known */
+	if (end > g->data_offset)
+		g->data_offset = end;
+	return 0;
+}
+
+static int parse(struct rd *r, struct sp_gguf_info *g)
+{
+	memset(g, 0, sizeof *g);
+	g->alignment = 32;
+	g->file_type = -1;
+	for (size_t i = 0; i < N_ARCH_KEYS; i++)
+		*(int64_t *)((char *)g + arch_keys[i].off) = -1;
+	if (read_header(r, g) || read_kvs(r, g))
+		return -1;
+	for (uint64_t i = 0; i < g->tensor_count; i++)
+		if (read_tensor(r, g))
+			return -1;
+	/* the data start after the tensor infos, aligned */
 	uint64_t data_end = g->data_offset;
 	uint64_t start = r->off;
 	uint64_t pad = (g->alignment - start % g->alignment) % g->alignment;

@@ -474,166 +474,219 @@ static void read_quant(json_t *q, struct sp_model_shape *m)
 
 /* ---- the reader ------------------------------------------------------------------- */
 
-int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *label, char *err, size_t errlen)
+/* Where the language model's keys live and what it is: multimodal configs
+ * keep its numbers in text_config (Gemma 3, LLaVA, Mistral 3), the vision
+ * tower in vision_config. Sets r->obj and r->type, m->arch; the family, or
+ * NULL after an error. */
+static const struct family *read_type(struct reader *r, json_t *root, struct sp_model_shape *m, const char **outer_type)
 {
-	if (!json_is_object(root))
-		return sp_model_err(err, errlen, label, "config is not a JSON object");
-	struct reader r = { .obj = root, .outer = root, .label = label, .err = err, .errlen = errlen };
-
 	json_t *mt = json_object_get(root, "model_type");
-	const char *outer_type = json_is_string(mt) ? json_string_value(mt) : "";
-	/* multimodal: the language model's numbers live in text_config (Gemma 3,
-	 * LLaVA, Mistral 3); the vision tower in vision_config */
+	*outer_type = json_is_string(mt) ? json_string_value(mt) : "";
 	json_t *tc = json_object_get(root, "text_config");
 	if (json_is_object(tc) && !json_object_get(root, "num_hidden_layers") && !json_object_get(root, "n_layer"))
-		r.obj = tc;
-	else if (tc && !json_is_object(tc) && !json_is_null(tc))
-		return sp_model_err(err, errlen, label, "text_config is not an object");
-	json_t *imt = json_object_get(r.obj, "model_type");
-	r.type = json_is_string(imt) ? json_string_value(imt) : outer_type;
-	if (r.obj == tc && !json_is_string(imt) && strcmp(outer_type, "gemma3") == 0)
-		r.type = "gemma3_text";
-	snprintf(m->arch, sizeof m->arch, "%s", *outer_type ? outer_type : r.type);
+		r->obj = tc;
+	else if (tc && !json_is_object(tc) && !json_is_null(tc)) {
+		sp_model_err(r->err, r->errlen, r->label, "text_config is not an object");
+		return NULL;
+	}
+	json_t *imt = json_object_get(r->obj, "model_type");
+	r->type = json_is_string(imt) ? json_string_value(imt) : *outer_type;
+	if (r->obj == tc && !json_is_string(imt) && strcmp(*outer_type, "gemma3") == 0)
+		r->type = "gemma3_text";
+	snprintf(m->arch, sizeof m->arch, "%s", **outer_type ? *outer_type : r->type);
 	sp_text_clean(m->arch);
-	const struct family *fam = family_of(r.type);
-	unsigned fl = fam->flags;
-	bool falcon = fam->type && strncmp(fam->type, "falcon", 6) == 0;
-	if (strncmp(r.type, "RefinedWeb", 10) == 0)
-		falcon = true;
-	m->assumed[0] = 0;
+	return family_of(r->type);
+}
 
-	if (need_int(&r, NAMES("num_hidden_layers", "n_layer", "num_layers", "n_layers"), &m->n_layers, true) ||
-	    need_int(&r, NAMES("hidden_size", "n_embd", "d_model", "dim"), &m->hidden, true) ||
-	    need_int(&r, NAMES("num_attention_heads", "n_head", "num_heads", "n_heads"), &m->n_heads, true) ||
-	    need_int(&r, NAMES("vocab_size", "padded_vocab_size"), &m->vocab, true))
+/* The sizes every architecture has: layers, width, heads, vocabulary, the
+ * MLP's width. A config without a known model_type is read as GPT-2 (its
+ * n_embd) or Llama, and m->assumed says which. */
+static int read_dims(struct reader *r, const struct family *fam, unsigned *fl, struct sp_model_shape *m)
+{
+	if (need_int(r, NAMES("num_hidden_layers", "n_layer", "num_layers", "n_layers"), &m->n_layers, true) ||
+	    need_int(r, NAMES("hidden_size", "n_embd", "d_model", "dim"), &m->hidden, true) ||
+	    need_int(r, NAMES("num_attention_heads", "n_head", "num_heads", "n_heads"), &m->n_heads, true) ||
+	    need_int(r, NAMES("vocab_size", "padded_vocab_size"), &m->vocab, true))
 		return -1;
 	if (m->n_layers > 100000)
-		return sp_model_err(err, errlen, label, "num_hidden_layers = %d is out of range", m->n_layers);
+		return sp_model_err(r->err, r->errlen, r->label, "num_hidden_layers = %d is out of range", m->n_layers);
 
 	m->intermediate = 0;
-	if (opt_int(&r, NAMES("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"), &m->intermediate))
+	if (opt_int(r, NAMES("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"), &m->intermediate))
 		return -1;
-	bool gpt2_style = json_object_get(r.obj, "n_embd") != NULL;
+	bool gpt2_style = json_object_get(r->obj, "n_embd") != NULL;
 	if (m->intermediate == 0) {
-		if (gpt2_style || !(fl & F_GATED))
+		if (gpt2_style || !(*fl & F_GATED))
 			m->intermediate = 4 * m->hidden; /* GPT-2: n_inner null means 4h */
 		else
-			return sp_model_err(err, errlen, label, "missing intermediate_size");
+			return sp_model_err(r->err, r->errlen, r->label, "missing intermediate_size");
 	}
 	if (gpt2_style && fam == &unknown_family)
-		fl = F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS;
+		*fl = F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS | F_LN_BIAS | F_LEARNED_POS;
 	if (fam == &unknown_family) {
 		char t[48];
-		snprintf(t, sizeof t, "%s", *r.type ? r.type : "(none)");
+		snprintf(t, sizeof t, "%s", *r->type ? r->type : "(none)");
 		sp_text_clean(t);
 		snprintf(m->assumed, sizeof m->assumed,
 			 gpt2_style ? "model_type '%s' is not a known architecture: read as GPT-2 (plain 4h MLP, biases, LayerNorm, learned positions)"
 				    : "model_type '%s' is not a known architecture: read as Llama (gated MLP, RMSNorm, no biases)",
 			 t);
 	}
+	return 0;
+}
 
-	m->n_kv_heads = m->n_heads;
-	if (opt_int(&r, NAMES("num_key_value_heads", "num_kv_heads", "n_head_kv"), &m->n_kv_heads))
-		return -1;
-	if (falcon) {
-		/* Falcon: new_decoder_architecture (40B/180B) has num_kv_heads
-		 * groups and two norms per layer (ln_attn, ln_mlp); the original
-		 * (7B) is multi-query (multi_query, FalconConfig's default true)
-		 * with one norm when attention and MLP run in parallel */
-		int nda = get_bool(r.obj, "new_decoder_architecture");
-		int mq = get_bool(r.obj, "multi_query");
-		int par = get_bool(r.obj, "parallel_attn");
-		if (nda == 1) {
-			long long nl = 0;
-			json_t *v = json_object_get(r.obj, "num_ln_in_parallel_attn");
-			if (json_is_integer(v))
-				nl = json_integer_value(v);
-			if (nl == 1)
-				fl |= F_NORM1;
-		} else {
-			if (mq != 0)
-				m->n_kv_heads = 1;
-			if (par != 0)
-				fl |= F_NORM1;
-		}
-		if (get_bool(r.obj, "bias") == 1)
-			fl |= F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS;
-	} else if (json_is_true(json_object_get(r.obj, "multi_query"))) {
-		m->n_kv_heads = 1;
+/* Falcon: new_decoder_architecture (40B/180B) has num_kv_heads groups and
+ * two norms per layer (ln_attn, ln_mlp); the original (7B) is multi-query
+ * (multi_query, FalconConfig's default true) with one norm when attention
+ * and MLP run in parallel */
+static void read_falcon(const struct reader *r, unsigned *fl, struct sp_model_shape *m)
+{
+	int nda = get_bool(r->obj, "new_decoder_architecture");
+	int mq = get_bool(r->obj, "multi_query");
+	int par = get_bool(r->obj, "parallel_attn");
+	if (nda == 1) {
+		long long nl = 0;
+		json_t *v = json_object_get(r->obj, "num_ln_in_parallel_attn");
+		if (json_is_integer(v))
+			nl = json_integer_value(v);
+		if (nl == 1)
+			*fl |= F_NORM1;
+	} else {
+		if (mq != 0)
+			m->n_kv_heads = 1;
+		if (par != 0)
+			*fl |= F_NORM1;
 	}
+	if (get_bool(r->obj, "bias") == 1)
+		*fl |= F_QKV_BIAS | F_O_BIAS | F_MLP_BIAS;
+}
+
+/* The attention's shape: key/value heads (grouped, multi-query), the head's
+ * width, the context it was trained for. */
+static int read_attention(struct reader *r, bool falcon, unsigned *fl, struct sp_model_shape *m)
+{
+	m->n_kv_heads = m->n_heads;
+	if (opt_int(r, NAMES("num_key_value_heads", "num_kv_heads", "n_head_kv"), &m->n_kv_heads))
+		return -1;
+	if (falcon)
+		read_falcon(r, fl, m);
+	else if (json_is_true(json_object_get(r->obj, "multi_query")))
+		m->n_kv_heads = 1;
 	if (m->n_kv_heads == 0)
 		m->n_kv_heads = m->n_heads;
 	if (m->n_kv_heads <= 0 || m->n_heads % m->n_kv_heads != 0)
-		return sp_model_err(err, errlen, label, "num_attention_heads %d is not a multiple of num_key_value_heads %d",
-				    m->n_heads, m->n_kv_heads);
+		return sp_model_err(r->err, r->errlen, r->label,
+				    "num_attention_heads %d is not a multiple of num_key_value_heads %d", m->n_heads,
+				    m->n_kv_heads);
 	m->head_dim = 0;
-	if (opt_int(&r, NAMES("head_dim"), &m->head_dim))
+	if (opt_int(r, NAMES("head_dim"), &m->head_dim))
 		return -1;
 	if (m->head_dim == 0) {
 		if (m->hidden % m->n_heads != 0)
-			return sp_model_err(err, errlen, label, "hidden_size %d is not a multiple of num_attention_heads %d",
-					    m->hidden, m->n_heads);
+			return sp_model_err(r->err, r->errlen, r->label,
+					    "hidden_size %d is not a multiple of num_attention_heads %d", m->hidden,
+					    m->n_heads);
 		m->head_dim = m->hidden / m->n_heads;
 	}
 	m->max_seq = 0;
-	if (opt_int(&r, NAMES("max_position_embeddings", "n_positions", "n_ctx", "seq_length",
-			      "max_sequence_length"), &m->max_seq))
+	if (opt_int(r, NAMES("max_position_embeddings", "n_positions", "n_ctx", "seq_length",
+			     "max_sequence_length"), &m->max_seq))
 		return -1;
+	return 0;
+}
 
-	int tie = get_bool(r.obj, "tie_word_embeddings");
-	if (tie < 0 && r.obj != root)
+/* Tied embeddings and the explicit bias switches (Llama's attention_bias /
+ * mlp_bias), which win over the family's. */
+static void read_biases(const struct reader *r, json_t *root, const struct family *fam, unsigned *fl,
+			struct sp_model_shape *m)
+{
+	int tie = get_bool(r->obj, "tie_word_embeddings");
+	if (tie < 0 && r->obj != root)
 		tie = get_bool(root, "tie_word_embeddings");
 	m->tied_embeddings = tie >= 0 ? tie : fam->tie;
 
-	/* explicit bias switches (Llama's attention_bias / mlp_bias) win over the family */
-	int ab = get_bool(r.obj, "attention_bias");
+	int ab = get_bool(r->obj, "attention_bias");
 	if (ab == 1)
-		fl |= F_QKV_BIAS | F_O_BIAS;
-	else if (ab == 0 && fam != &unknown_family && !(fam->flags & F_LN_BIAS) && strcmp(r.type, "qwen2") != 0 &&
-		 strcmp(r.type, "qwen2_moe") != 0)
-		fl &= ~(unsigned)(F_QKV_BIAS | F_O_BIAS);
-	if (get_bool(r.obj, "mlp_bias") == 1)
-		fl |= F_MLP_BIAS;
+		*fl |= F_QKV_BIAS | F_O_BIAS;
+	else if (ab == 0 && fam != &unknown_family && !(fam->flags & F_LN_BIAS) && strcmp(r->type, "qwen2") != 0 &&
+		 strcmp(r->type, "qwen2_moe") != 0)
+		*fl &= ~(unsigned)(F_QKV_BIAS | F_O_BIAS);
+	if (get_bool(r->obj, "mlp_bias") == 1)
+		*fl |= F_MLP_BIAS;
+}
 
-	/* MoE */
+/* the layers that keep a dense MLP in a mixture-of-experts model */
+struct moe_layers {
+	int sparse_step;     /* every sparse_step-th layer is MoE (decoder_sparse_step) */
+	int dense_only[256]; /* mlp_only_layers */
+	int n_dense_only;
+};
+
+/* Mixture of experts: how many, how many per token, their widths, which
+ * layers have them. One expert is a dense MLP. */
+static int read_moe(struct reader *r, struct sp_model_shape *m, struct moe_layers *ml)
+{
 	m->n_experts = 0;
 	m->experts_per_tok = 0;
 	m->moe_intermediate = 0;
 	m->shared_intermediate = 0;
-	if (opt_int(&r, NAMES("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"),
+	if (opt_int(r, NAMES("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"),
 		    &m->n_experts) ||
-	    opt_int(&r, NAMES("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_top_k"),
+	    opt_int(r, NAMES("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_top_k"),
 		    &m->experts_per_tok) ||
-	    opt_int(&r, NAMES("moe_intermediate_size"), &m->moe_intermediate) ||
-	    opt_int(&r, NAMES("shared_expert_intermediate_size"), &m->shared_intermediate))
+	    opt_int(r, NAMES("moe_intermediate_size"), &m->moe_intermediate) ||
+	    opt_int(r, NAMES("shared_expert_intermediate_size"), &m->shared_intermediate))
 		return -1;
-	int sparse_step = 1;
-	if (opt_int(&r, NAMES("decoder_sparse_step"), &sparse_step))
+	ml->sparse_step = 1;
+	if (opt_int(r, NAMES("decoder_sparse_step"), &ml->sparse_step))
 		return -1;
-	int dense_only[256], n_dense_only = 0;
-	json_t *mol = json_object_get(r.obj, "mlp_only_layers");
+	ml->n_dense_only = 0;
+	json_t *mol = json_object_get(r->obj, "mlp_only_layers");
 	if (json_is_array(mol)) {
 		size_t i;
 		json_t *x;
 		json_array_foreach(mol, i, x)
 		{
-			if (i >= sizeof dense_only / sizeof dense_only[0])
+			if (i >= sizeof ml->dense_only / sizeof ml->dense_only[0])
 				break;
 			if (json_is_integer(x))
-				dense_only[n_dense_only++] = (int)json_integer_value(x);
+				ml->dense_only[ml->n_dense_only++] = (int)json_integer_value(x);
 		}
 	}
 	if (m->n_experts == 1)
 		m->n_experts = 0; /* one expert is a dense MLP */
 	if (m->n_experts > 0) {
 		if (m->experts_per_tok == 0)
-			return sp_model_err(err, errlen, label, "missing num_experts_per_tok for %d experts", m->n_experts);
+			return sp_model_err(r->err, r->errlen, r->label, "missing num_experts_per_tok for %d experts",
+					    m->n_experts);
 		if (m->experts_per_tok > m->n_experts)
-			return sp_model_err(err, errlen, label, "num_experts_per_tok %d exceeds the %d experts",
+			return sp_model_err(r->err, r->errlen, r->label, "num_experts_per_tok %d exceeds the %d experts",
 					    m->experts_per_tok, m->n_experts);
 	} else {
 		m->experts_per_tok = 0;
 	}
+	return 0;
+}
+
+int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *label, char *err, size_t errlen)
+{
+	if (!json_is_object(root))
+		return sp_model_err(err, errlen, label, "config is not a JSON object");
+	struct reader r = { .obj = root, .outer = root, .label = label, .err = err, .errlen = errlen };
+	const char *outer_type;
+	const struct family *fam = read_type(&r, root, m, &outer_type);
+	if (!fam)
+		return -1;
+	unsigned fl = fam->flags;
+	bool falcon = (fam->type && strncmp(fam->type, "falcon", 6) == 0) || strncmp(r.type, "RefinedWeb", 10) == 0;
+	m->assumed[0] = 0;
+
+	struct moe_layers ml;
+	if (read_dims(&r, fam, &fl, m) || read_attention(&r, falcon, &fl, m))
+		return -1;
+	read_biases(&r, root, fam, &fl, m);
+	if (read_moe(&r, m, &ml))
+		return -1;
 
 	json_t *dt = json_object_get(root, "torch_dtype");
 	if (!json_is_string(dt))
@@ -652,7 +705,7 @@ int sp_hfconfig_from_json(json_t *root, struct sp_model_shape *m, const char *la
 		m->vision_params = vision_params(json_object_get(root, "vision_config"), m->hidden, outer_type);
 
 	/* every product below stays far inside a double's exact range */
-	estimate(m, fl, dense_only, n_dense_only, sparse_step);
+	estimate(m, fl, ml.dense_only, ml.n_dense_only, ml.sparse_step);
 	return 0;
 }
 

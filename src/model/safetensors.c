@@ -104,6 +104,132 @@ static int get_u64(json_t *v, uint64_t *out)
 	return 0;
 }
 
+/* The logical parameters of one tensor of elems elements: packed 4-bit
+ * weights hold more than one value per element; counted by class (vision,
+ * embedding, linear, expert). Buffers (is_aux) count as bytes only. */
+static void count_params(const char *key, enum sp_dtype dt, unsigned bits, uint64_t elems, size_t ndims,
+			 unsigned qbits, uint64_t bytes, struct sp_st_summary *t)
+{
+	size_t kl = strlen(key);
+	if (is_aux(key, kl)) {
+		t->aux_bytes += bytes;
+		return;
+	}
+	double p = (double)elems;
+	int packed = 0;
+	if (ends(key, kl, ".qweight") || ends(key, kl, ".weight_packed")) {
+		unsigned qb = qbits ? qbits : 4;
+		p *= (double)bits / qb; /* I32 holding 32/qb values (GPTQ, AWQ, compressed-tensors) */
+		packed = 1;
+	} else if (dt == SP_DT_U8 && (ends(key, kl, ".weight") || ends(key, kl, "_blocks"))) {
+		p *= 2; /* two 4-bit values per byte: bitsandbytes nf4/fp4, MXFP4, NVFP4 */
+		packed = 1;
+	} else if (dt == SP_DT_F4 || dt == SP_DT_F6) {
+		packed = 1;
+	} else if (dt == SP_DT_F8_E4M3 || dt == SP_DT_F8_E5M2) {
+		t->f8_params += p;
+	} else if (dt == SP_DT_I8 && ends(key, kl, ".weight")) {
+		t->int8_params += p;
+	}
+	if (packed)
+		t->packed_params += p;
+	t->params += p;
+	if (is_vision(key))
+		t->vision_params += p;
+	else if (is_embed(key))
+		t->embed_params += p;
+	else if (ndims >= 2) /* bnb's packed [n/2, 1] and MXFP4's blocks are >= 2-D too */
+		t->linear_params += p;
+	if (has(key, ".experts."))
+		t->expert_params += p;
+}
+
+/* One tensor's entry: its dtype, shape and data_offsets, checked against
+ * each other and the data buffer; counted into t, its span kept. */
+static int read_tensor(const char *key, json_t *v, uint64_t data_len, unsigned qbits, struct sp_st_summary *t,
+		       struct span *span, const char *label, char *err, size_t errlen)
+{
+	if (!json_is_object(v))
+		return sp_model_err(err, errlen, label, "tensor '%.80s' is not an object", key);
+	json_t *jd = json_object_get(v, "dtype"), *js = json_object_get(v, "shape"),
+	       *jo = json_object_get(v, "data_offsets");
+	if (!json_is_string(jd) || !json_is_array(js) || !json_is_array(jo) || json_array_size(jo) != 2)
+		return sp_model_err(err, errlen, label, "tensor '%.80s' lacks dtype, shape or data_offsets", key);
+	enum sp_dtype dt;
+	unsigned bits;
+	if (sp_st_dtype(json_string_value(jd), &dt, &bits))
+		return sp_model_err(err, errlen, label, "tensor '%.80s' has an unknown dtype '%.20s'", key,
+				    json_string_value(jd));
+	uint64_t elems = 1;
+	size_t i;
+	json_t *d;
+	size_t ndims = json_array_size(js);
+	json_array_foreach(js, i, d)
+	{
+		uint64_t dim;
+		if (get_u64(d, &dim))
+			return sp_model_err(err, errlen, label, "tensor '%.80s' has a negative or non-integer dimension",
+					    key);
+		if (__builtin_mul_overflow(elems, dim, &elems))
+			return sp_model_err(err, errlen, label, "tensor '%.80s': shape overflows", key);
+	}
+	uint64_t b, e, nbits;
+	if (get_u64(json_array_get(jo, 0), &b) || get_u64(json_array_get(jo, 1), &e) || e < b)
+		return sp_model_err(err, errlen, label, "tensor '%.80s' has bad data_offsets", key);
+	if (__builtin_mul_overflow(elems, (uint64_t)bits, &nbits))
+		return sp_model_err(err, errlen, label, "tensor '%.80s': shape overflows", key);
+	if (nbits % 8 != 0 || nbits / 8 != e - b)
+		return sp_model_err(err, errlen, label, "tensor '%.80s': %llu bytes of data for a shape of %llu bytes",
+				    key, (unsigned long long)(e - b), (unsigned long long)(nbits / 8));
+	if (e > data_len)
+		return sp_model_err(err, errlen, label, "tensor '%.80s' ends at %llu, past the %llu-byte data buffer",
+				    key, (unsigned long long)e, (unsigned long long)data_len);
+	*span = (struct span){ b, e };
+	t->tensor_count++;
+	t->bytes_by_dtype[dt] += e - b;
+	t->elems_by_dtype[dt] += elems;
+	t->data_bytes += e - b;
+	count_params(key, dt, bits, elems, ndims, qbits, e - b, t);
+	return 0;
+}
+
+/* the offsets must tile [0, data_len) with no gap and no overlap */
+static int check_tiling(struct span *spans, size_t ns, uint64_t data_len, const char *label, char *err,
+			size_t errlen)
+{
+	qsort(spans, ns, sizeof *spans, cmp_span);
+	uint64_t at = 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (spans[i].begin != at)
+			return sp_model_err(err, errlen, label, "data_offsets leave %s at byte %llu",
+					    spans[i].begin > at ? "a gap" : "an overlap", (unsigned long long)at);
+		at = spans[i].end;
+	}
+	if (at != data_len)
+		return sp_model_err(err, errlen, label, "tensors cover %llu of the %llu data bytes",
+				    (unsigned long long)at, (unsigned long long)data_len);
+	return 0;
+}
+
+static void merge(struct sp_st_summary *s, const struct sp_st_summary *t)
+{
+	s->tensor_count += t->tensor_count;
+	for (int i = 0; i < SP_DT_N; i++) {
+		s->bytes_by_dtype[i] += t->bytes_by_dtype[i];
+		s->elems_by_dtype[i] += t->elems_by_dtype[i];
+	}
+	s->data_bytes += t->data_bytes;
+	s->aux_bytes += t->aux_bytes;
+	s->params += t->params;
+	s->packed_params += t->packed_params;
+	s->f8_params += t->f8_params;
+	s->int8_params += t->int8_params;
+	s->embed_params += t->embed_params;
+	s->linear_params += t->linear_params;
+	s->vision_params += t->vision_params;
+	s->expert_params += t->expert_params;
+}
+
 int sp_safetensors_parse_header(const char *buf, size_t len, uint64_t data_len, struct sp_st_summary *s,
 				const char *label, char *err, size_t errlen)
 {
@@ -133,131 +259,13 @@ int sp_safetensors_parse_header(const char *buf, size_t len, uint64_t data_len, 
 			}
 			continue;
 		}
-		if (!json_is_object(v)) {
-			sp_model_err(err, errlen, label, "tensor '%.80s' is not an object", key);
+		if (read_tensor(key, v, data_len, s->qbits, &t, &spans[ns], label, err, errlen))
 			goto out;
-		}
-		json_t *jd = json_object_get(v, "dtype"), *js = json_object_get(v, "shape"),
-		       *jo = json_object_get(v, "data_offsets");
-		if (!json_is_string(jd) || !json_is_array(js) || !json_is_array(jo) || json_array_size(jo) != 2) {
-			sp_model_err(err, errlen, label, "tensor '%.80s' lacks dtype, shape or data_offsets", key);
-			goto out;
-		}
-		enum sp_dtype dt;
-		unsigned bits;
-		if (sp_st_dtype(json_string_value(jd), &dt, &bits)) {
-			sp_model_err(err, errlen, label, "tensor '%.80s' has an unknown dtype '%.20s'", key,
-				     json_string_value(jd));
-			goto out;
-		}
-		uint64_t elems = 1;
-		size_t i;
-		json_t *d;
-		size_t ndims = json_array_size(js);
-		json_array_foreach(js, i, d)
-		{
-			uint64_t dim;
-			if (get_u64(d, &dim)) {
-				sp_model_err(err, errlen, label, "tensor '%.80s' has a negative or non-integer dimension",
-					     key);
-				goto out;
-			}
-			if (__builtin_mul_overflow(elems, dim, &elems)) {
-				sp_model_err(err, errlen, label, "tensor '%.80s': shape overflows", key);
-				goto out;
-			}
-		}
-		uint64_t b, e, nbits;
-		if (get_u64(json_array_get(jo, 0), &b) || get_u64(json_array_get(jo, 1), &e) || e < b) {
-			sp_model_err(err, errlen, label, "tensor '%.80s' has bad data_offsets", key);
-			goto out;
-		}
-		if (__builtin_mul_overflow(elems, (uint64_t)bits, &nbits)) {
-			sp_model_err(err, errlen, label, "tensor '%.80s': shape overflows", key);
-			goto out;
-		}
-		if (nbits % 8 != 0 || nbits / 8 != e - b) {
-			sp_model_err(err, errlen, label,
-				     "tensor '%.80s': %llu bytes of data for a shape of %llu bytes", key,
-				     (unsigned long long)(e - b), (unsigned long long)(nbits / 8));
-			goto out;
-		}
-		if (e > data_len) {
-			sp_model_err(err, errlen, label, "tensor '%.80s' ends at %llu, past the %llu-byte data buffer",
-				     key, (unsigned long long)e, (unsigned long long)data_len);
-			goto out;
-		}
-		spans[ns++] = (struct span){ b, e };
-		t.tensor_count++;
-		t.bytes_by_dtype[dt] += e - b;
-		t.elems_by_dtype[dt] += elems;
-		t.data_bytes += e - b;
-
-		/* logical parameters */
-		size_t kl = strlen(key);
-		if (is_aux(key, kl)) {
-			t.aux_bytes += e - b;
-			continue;
-		}
-		double p = (double)elems;
-		int packed = 0;
-		if (ends(key, kl, ".qweight") || ends(key, kl, ".weight_packed")) {
-			unsigned qb = s->qbits ? s->qbits : 4;
-			p *= (double)bits / qb; /* I32 holding 32/qb values (GPTQ, AWQ, compressed-tensors) */
-			packed = 1;
-		} else if (dt == SP_DT_U8 && (ends(key, kl, ".weight") || ends(key, kl, "_blocks"))) {
-			p *= 2; /* two 4-bit values per byte: bitsandbytes nf4/fp4, MXFP4, NVFP4 */
-			packed = 1;
-		} else if (dt == SP_DT_F4 || dt == SP_DT_F6) {
-			packed = 1;
-		} else if (dt == SP_DT_F8_E4M3 || dt == SP_DT_F8_E5M2) {
-			t.f8_params += p;
-		} else if (dt == SP_DT_I8 && ends(key, kl, ".weight")) {
-			t.int8_params += p;
-		}
-		if (packed)
-			t.packed_params += p;
-		t.params += p;
-		if (is_vision(key))
-			t.vision_params += p;
-		else if (is_embed(key))
-			t.embed_params += p;
-		else if (ndims >= 2) /* bnb's packed [n/2, 1] and MXFP4's blocks are >= 2-D too */
-			t.linear_params += p;
-		if (has(key, ".experts."))
-			t.expert_params += p;
+		ns++;
 	}
-	/* the offsets must tile [0, data_len) with no gap and no overlap */
-	qsort(spans, ns, sizeof *spans, cmp_span);
-	uint64_t at = 0;
-	for (size_t i = 0; i < ns; i++) {
-		if (spans[i].begin != at) {
-			sp_model_err(err, errlen, label, "data_offsets leave %s at byte %llu",
-				     spans[i].begin > at ? "a gap" : "an overlap", (unsigned long long)at);
-			goto out;
-		}
-		at = spans[i].end;
-	}
-	if (at != data_len) {
-		sp_model_err(err, errlen, label, "tensors cover %llu of the %llu data bytes", (unsigned long long)at,
-			     (unsigned long long)data_len);
+	if (check_tiling(spans, ns, data_len, label, err, errlen))
 		goto out;
-	}
-	s->tensor_count += t.tensor_count;
-	for (int i = 0; i < SP_DT_N; i++) {
-		s->bytes_by_dtype[i] += t.bytes_by_dtype[i];
-		s->elems_by_dtype[i] += t.elems_by_dtype[i];
-	}
-	s->data_bytes += t.data_bytes;
-	s->aux_bytes += t.aux_bytes;
-	s->params += t.params;
-	s->packed_params += t.packed_params;
-	s->f8_params += t.f8_params;
-	s->int8_params += t.int8_params;
-	s->embed_params += t.embed_params;
-	s->linear_params += t.linear_params;
-	s->vision_params += t.vision_params;
-	s->expert_params += t.expert_params;
+	merge(s, &t);
 	rc = 0;
 out:
 	free(spans);

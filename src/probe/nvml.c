@@ -226,15 +226,12 @@ static int field_value(nvmlDevice_t dev, unsigned id, unsigned long long *out)
 	return NVML_SUCCESS;
 }
 
-static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
+/* the name ("GPU N" when NVML gives none) and the UUID, printable */
+static void read_ident(nvmlDevice_t dev, struct sp_gpu *g)
 {
-	int ret;
-	unsigned u = 0;
-	unsigned long long ull = 0;
-
 	if (nvml_fns.get_name) {
 		CALLING("nvmlDeviceGetName");
-		ret = nvml_fns.get_name(dev, g->name, sizeof g->name);
+		int ret = nvml_fns.get_name(dev, g->name, sizeof g->name);
 		if (ret != NVML_SUCCESS)
 			snprintf(g->name, sizeof g->name, "GPU %u", g->index);
 	} else {
@@ -247,8 +244,13 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	g->uuid[sizeof g->uuid - 1] = 0;
 	sp_text_clean(g->name);
 	sp_text_clean(g->uuid);
+}
 
-	/* temperature: the V struct first, the deprecated call after */
+/* temperature: the V struct first, the deprecated call after */
+static void read_temp(nvmlDevice_t dev, struct sp_gpu *g)
+{
+	int ret;
+	unsigned u = 0;
 	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (nvml_fns.get_tempv) {
 		nvmlTemperature_t t = { .version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU };
@@ -266,7 +268,14 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	}
 	set(&g->temp_c, ret, u);
 	bound(&g->temp_c, 150);
+}
 
+/* power draw and its limit, energy, the SM clock and its maximum */
+static void read_power_clocks(nvmlDevice_t dev, struct sp_gpu *g)
+{
+	int ret;
+	unsigned u = 0;
+	unsigned long long ull = 0;
 	if (nvml_fns.get_power) {
 		CALLING("nvmlDeviceGetPowerUsage");
 		ret = nvml_fns.get_power(dev, &u);
@@ -306,6 +315,14 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	} else {
 		MISSING_FN(&g->sm_clock_max_mhz);
 	}
+}
+
+/* utilisation (a 0 mW reading under load is marked implausible) and the
+ * clock event reasons */
+static void read_util(nvmlDevice_t dev, struct sp_gpu *g)
+{
+	int ret;
+	unsigned long long ull = 0;
 	if (nvml_fns.get_util) {
 		nvmlUtilization_t ut = { 0, 0 };
 		CALLING("nvmlDeviceGetUtilizationRates");
@@ -330,27 +347,27 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 	} else {
 		MISSING_FN(&g->reasons);
 	}
+}
 
-	/* cumulative violation time: field values first (the replacement), then
-	 * the deprecated nvmlDeviceGetViolationStatus */
-	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, &ull);
+/* cumulative violation time: field values first (the replacement), then
+ * the deprecated nvmlDeviceGetViolationStatus */
+static void read_violation(nvmlDevice_t dev, unsigned field, int policy, struct sp_u64 *f)
+{
+	unsigned long long ull = 0;
+	int ret = field_value(dev, field, &ull);
 	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && nvml_fns.get_viol) {
 		nvmlViolationTime_t vt = { 0, 0 };
 		CALLING("nvmlDeviceGetViolationStatus");
-		ret = nvml_fns.get_viol(dev, NVML_PERF_POLICY_POWER, &vt);
+		ret = nvml_fns.get_viol(dev, policy, &vt);
 		ull = vt.violationTime;
 	}
-	set(&g->viol_power_ns, ret, ull);
-	ret = field_value(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, &ull);
-	if (ret != NVML_SUCCESS && ret != NVML_ERROR_GPU_IS_LOST && nvml_fns.get_viol) {
-		nvmlViolationTime_t vt = { 0, 0 };
-		CALLING("nvmlDeviceGetViolationStatus");
-		ret = nvml_fns.get_viol(dev, NVML_PERF_POLICY_THERMAL, &vt);
-		ull = vt.violationTime;
-	}
-	set(&g->viol_thermal_ns, ret, ull);
+	set(f, ret, ull);
+}
 
-	/* memory: _v2 with its version word, then the original */
+/* memory: _v2 with its version word, then the original */
+static void read_memory(nvmlDevice_t dev, struct sp_gpu *g)
+{
+	int ret;
 	ret = NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (nvml_fns.get_mem2) {
 		nvmlMemory_v2_t m2;
@@ -377,6 +394,18 @@ static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
 		set(&g->mem_free, ret, 0);
 		set(&g->mem_used, ret, 0);
 	}
+}
+
+static void read_gpu(nvmlDevice_t dev, struct sp_gpu *g)
+{
+	read_ident(dev, g);
+	read_temp(dev, g);
+	read_power_clocks(dev, g);
+	read_util(dev, g);
+	read_violation(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, NVML_PERF_POLICY_POWER, &g->viol_power_ns);
+	read_violation(dev, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, NVML_PERF_POLICY_THERMAL,
+		       &g->viol_thermal_ns);
+	read_memory(dev, g);
 	CALLING(NULL);
 	/* GB10 and other integrated parts cannot report memory: they share the pool */
 	g->integrated = g->mem_total.why == SP_NOT_SUPPORTED || strstr(g->name, "GB10") != NULL;
