@@ -7,6 +7,12 @@ PC=$BUILD_DIR/progress_child
 NONV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 IDLE="--procfs $FIX/gb10-idle/proc --sysfs $FIX/gb10-idle/sys"
 cd "$TMP" || exit 2
+# wait_until CMD...: CMD succeeds within 10 s (polled every 0.1 s); its last status
+wait_until() {
+	i=0
+	while ! "$@" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	"$@" 2>/dev/null
+}
 
 # --- usage --------------------------------------------------------------------------
 run $S run --help
@@ -60,8 +66,16 @@ printf 'a\rb\r\n\0c' >>blob
 $NONV $S run --log lb.csv -- cat blob >bout 2>berr
 cmp -s blob bout
 _report $? "binary stdout passes through byte for byte"
-$NONV $S run --log lb2.csv -- sh -c 'sleep 0.3; cat blob >&2' >bout2 2>berr2
-# our own first line ("logging to ...") comes before the job's bytes, the summary after
+# our own first line ("logging to ...") comes before the job's bytes, the
+# summary after: the job writes once that line is out (it is written after
+# the fork)
+rm -f go2
+$NONV $S run --log lb2.csv -- sh -c 'i=0; while [ ! -f go2 ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
+	cat blob >&2' >bout2 2>berr2 &
+sp=$!
+wait_until grep -q 'logging to' berr2
+: >go2
+wait $sp
 n=$(head -1 berr2 | wc -c)
 tail -c +$((n + 1)) berr2 | head -c "$(wc -c <blob)" | cmp -s blob -
 _report $? "binary stderr passes through byte for byte (the summary follows it)"
@@ -124,18 +138,22 @@ st=$(awk '{print $3}' /proc/"$bg"/stat 2>/dev/null)
 _report $? "and is not a zombie"
 kill "$bg" 2>/dev/null
 
-# sparkops killed: the job goes on and its output still arrives
-$NONV $S run --log lk.csv -- sh -c 'sleep 0.6; echo survived; echo done >marker' >kout 2>/dev/null &
+# sparkops killed: the job goes on and its output still arrives. The job
+# says it started (a file) and goes on only once sparkops is dead (another
+# file), so the kill lands while it runs, however slowly sparkops starts
+# (ASan, a loaded machine); each wait is bounded
+rm -f started goon marker
+$NONV $S run --log lk.csv -- sh -c 'echo $$ >started; i=0
+	while [ ! -f goon ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
+	echo survived; echo done >marker' >kout 2>/dev/null &
 sp=$!
-sleep 0.3
+wait_until [ -s started ]
 kill -9 $sp
 wait $sp 2>/dev/null
-i=0
-while [ ! -f marker ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-[ -f marker ]
+: >goon
+wait_until [ -f marker ]
 _report $? "killing sparkops does not kill the job"
-sleep 0.1
-grep -qx survived kout
+wait_until grep -qx survived kout
 _report $? "the job's output still reaches the terminal after sparkops died"
 
 # --- signals -----------------------------------------------------------------------------------
