@@ -83,6 +83,7 @@ attempt() {
 	sentinel_kept
 	: >"$TMP/end"
 	wait $sp
+	# shellcheck disable=SC2034 # lib.sh's expect_rc reads it
 	RC=$?
 	d1=$(drops)
 	[ "$d0" = "$d1" ] || dropped="drop_caches written $((d1 - d0)) time(s): /proc/vmstat drop_pagecache"
@@ -96,7 +97,7 @@ while :; do
 	tries=$((tries + 1))
 	attempt
 	first_evict_full && break
-	[ -n "$dropped" ] && [ $tries -lt 3 ] || break
+	if [ -z "$dropped" ] || [ $tries -ge 3 ]; then break; fi
 	echo "# the machine's page cache was dropped during the run ($dropped): again"
 done
 
