@@ -864,7 +864,7 @@ int cmd_ladder(int argc, char **argv)
 		rc = decide_and_plan(&o, &in, &d, &lp);
 		if (rc)
 			return rc;
-		return print_change_only(o.apply, &d, o.plan ? &lp : NULL, o.json);
+		return print_change_only(o.apply, &d, o.plan && lp.line ? &lp : NULL, o.json);
 	}
 	struct sp_flush_result fr;
 	if (av == SP_APPLY_EVICT) {
@@ -908,7 +908,7 @@ int cmd_ladder(int argc, char **argv)
 		sp_die(SP_EXIT_IO, "out of memory");
 	nobody_compute(&s, nb);
 	const struct view v = { &c, &s, in.log, &d, in.flushed && av != SP_APPLY_EVICT ? &fr : NULL,
-				in.flushed ? &before : NULL, o.plan ? &lp : NULL, compacted ? &comp : NULL, nb };
+				in.flushed ? &before : NULL, o.plan && lp.line ? &lp : NULL, compacted ? &comp : NULL, nb };
 	if (o.json)
 		print_json(&v);
 	else

@@ -6,6 +6,8 @@
 
 json_t *sp_json_text(const char *txt)
 {
+	if (!txt)
+		return json_null();
 	json_t *j = json_string(txt);
 	if (j)
 		return j;

@@ -10,7 +10,7 @@
 /* A JSON string from text that may hold any bytes (a path, a process name
  * from /proc, a detail read back from a log): invalid UTF-8 and control bytes
  * become '?', so the key is never silently dropped (json_string answers NULL
- * for invalid UTF-8). */
+ * for invalid UTF-8). NULL (no text) is JSON null. */
 json_t *sp_json_text(const char *txt);
 
 /* The format of every JSON document sparkops writes: two-space indent,

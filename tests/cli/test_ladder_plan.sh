@@ -149,4 +149,11 @@ if [ "$(id -u)" = 0 ]; then
 else
 	skip_case "--apply 1 after-flush reading" "needs root (uid $(id -u))"
 fi
+# --- --plan on a log that shows no memory failure: nothing to plan, exit 3, no crash
+run $L --job noplan --json --plan "$P8" --log "$LOGS/clean_run.log"
+expect_rc 3 "--plan --json on a log with no memory failure: exit 3 (not a memory failure)"
+expect_jq '.plan == null' "--plan with no failure: plan is null (no rung was planned)"
+run $L --job noplan2 --plan "$P8" --log "$LOGS/clean_run.log"
+expect_rc 3 "--plan, human, on a log with no memory failure: exit 3"
+expect_out 'not a memory failure' "human: says it is not a memory failure"
 done_testing
