@@ -88,8 +88,9 @@ static pthread_once_t M_once = PTHREAD_ONCE_INIT;
  * libmicrohttpd itself, are noted at the load, and once a daemon without TLS
  * runs, their read-only segments (no PF_W: the loader never writes them, so
  * the page cache holds the same bytes; RELRO lies in a writable segment) are
- * released: munlock (serve's mlockall locked them on fault), then
- * MADV_DONTNEED. A later use faults them back from the page cache. */
+ * released: munlock (serve's mlockall locked them on fault), MADV_DONTNEED,
+ * then MADV_RANDOM. A later use faults them back from the page cache, a
+ * page at a time. */
 #define SP_DL_OBJS_MAX 128
 struct dl_obj {
 	uintptr_t base;
@@ -139,6 +140,10 @@ static void release_tls_deps(void)
 			uintptr_t e = (tls_deps[i].base + ph->p_vaddr + ph->p_memsz + pg - 1) & ~(pg - 1);
 			(void)munlock((void *)a, e - a);
 			(void)madvise((void *)a, e - a, MADV_DONTNEED);
+			/* the loader still reads a name or a header there now and
+			 * then (each later dlopen compares sonames): one page, not
+			 * the kernel's 64 KiB of fault-around each time */
+			(void)madvise((void *)a, e - a, MADV_RANDOM);
 		}
 }
 
