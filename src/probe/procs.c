@@ -536,6 +536,95 @@ static double read_marked(int dfd, const struct pid_ent *t, uint32_t n, uint32_t
 	return extra;
 }
 
+/* Kernel threads have no memory of their own to count: kthreadd (pid 2 of
+ * the kernel's own pid namespace, PF_KTHREAD in its stat's flags) lists its
+ * children, every other kernel thread, in one file (task/2/children,
+ * CONFIG_PROC_CHILDREN), so a scan skips them without a read each: ~60 of
+ * the ~110 pids of an idle VM, hundreds on a many-core box. A pid 2 without
+ * the flag (another pid namespace's second process) lists nothing here; a
+ * usermode helper (modprobe, a core-dump pipe) is kthreadd's child too and
+ * is skipped with them (it runs for seconds and holds none of the pool). */
+#define PF_KTHREAD_FLAG 0x00200000ULL
+#define KTHREADS_MAX 8192u
+static int kthr[KTHREADS_MAX];
+static uint32_t kthr_n;
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* the flags (field 9) of a /proc/PID/stat record; -1 when malformed */
+static int stat_flags(const char *buf, size_t len, unsigned long long *flags)
+{
+	const char *p = sp_stat_after_comm(buf, len), *end = buf + len;
+	if (!p)
+		return -1;
+	for (int field = 3; field < 9; field++) { /* state, ppid, pgrp, session, tty, tpgid */
+		while (p < end && *p == ' ')
+			p++;
+		while (p < end && *p != ' ')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(p, &e, 10);
+	if (errno || e == p || (e < end && *e != ' '))
+		return -1;
+	*flags = v;
+	return 0;
+}
+
+/* kthreadd's children into kthr[] (sorted); none when pid 2 is not kthreadd */
+static void kthreads_read(int dfd)
+{
+	static char buf[KTHREADS_MAX * 8];
+	size_t len;
+	unsigned long long flags;
+	kthr_n = 0;
+	if (stat_at(dfd, "2/stat", buf, sizeof buf, &len) < 0 || stat_flags(buf, len, &flags) < 0 ||
+	    !(flags & PF_KTHREAD_FLAG))
+		return;
+	if (strcmp(sp_procfs(), "/proc") != 0) {
+		/* a moved root: through sp_read_at (never blocks on a FIFO) */
+		if (sp_read_at(dfd, "2/task/2/children", buf, sizeof buf, &len) < 0)
+			return;
+	} else {
+		int fd = openat(dfd, "2/task/2/children", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return;
+		ssize_t r = sp_read_full(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (r <= 0)
+			return;
+		buf[r] = 0;
+	}
+	for (char *p = buf, *e; *p && kthr_n < KTHREADS_MAX; p = e) {
+		long v = strtol(p, &e, 10);
+		if (e == p)
+			break;
+		if (v > 0 && v <= INT32_MAX)
+			kthr[kthr_n++] = (int)v;
+	}
+	sp_sort(kthr, kthr_n, sizeof kthr[0], cmp_int);
+}
+
+static bool is_kthread(int pid)
+{
+	uint32_t lo = 0, hi = kthr_n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (kthr[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return pid == 2 ? kthr_n > 0 : lo < kthr_n && kthr[lo] == pid;
+}
+
 /* A scan: fresh (the first, or after the root or threshold changed) reads
  * every process; otherwise the new ones and this scan's share of the known.
  * It lists /proc into the new pid table first, marking what to read, then
@@ -553,6 +642,7 @@ static double scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh
 		view.n = 0;
 		return 0;
 	}
+	kthreads_read(d.fd);
 	unsigned cur = pid_last ^ 1u;
 	struct pid_ent *t = pid_tab[cur];
 	uint32_t n = 0, nread = 0;
@@ -568,7 +658,8 @@ static double scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh
 		if (pid == self && !sp_paths_is_fixture())
 			continue;
 		const struct pid_ent *k = pid_known(pid);
-		bool read = !(k && k->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0);
+		bool read = !(k && k->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0) &&
+			    !is_kthread(pid);
 		if (n == PID_SLOTS) {
 			if (read) /* past the table: read at once, and every scan */
 				read_one(d.fd, pid, o, NULL);
