@@ -128,6 +128,12 @@ static void note_tls_deps(const struct dl_list *before, const struct dl_list *af
 	}
 }
 
+/* dl_iterate_phdr gives a load base as an integer: the one cast back */
+static void *seg_addr(uintptr_t a)
+{
+	return (void *)a; // NOLINT(performance-no-int-to-ptr): the loader hands addresses over as integers
+}
+
 static void release_tls_deps(void)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -138,12 +144,12 @@ static void release_tls_deps(void)
 				continue;
 			uintptr_t a = (tls_deps[i].base + ph->p_vaddr) & ~(pg - 1);
 			uintptr_t e = (tls_deps[i].base + ph->p_vaddr + ph->p_memsz + pg - 1) & ~(pg - 1);
-			(void)munlock((void *)a, e - a);
-			(void)madvise((void *)a, e - a, MADV_DONTNEED);
+			(void)munlock(seg_addr(a), e - a);
+			(void)madvise(seg_addr(a), e - a, MADV_DONTNEED);
 			/* the loader still reads a name or a header there now and
 			 * then (each later dlopen compares sonames): one page, not
 			 * the kernel's 64 KiB of fault-around each time */
-			(void)madvise((void *)a, e - a, MADV_RANDOM);
+			(void)madvise(seg_addr(a), e - a, MADV_RANDOM);
 		}
 }
 

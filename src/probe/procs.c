@@ -400,9 +400,8 @@ static bool look(int dfd, int pid, const struct sp_read_opts *o, struct heavy *h
 	uint64_t rss;
 	bool has_comm;
 	char comm[sizeof p->comm];
-	uint64_t floor = o->proc_min_rss < SP_PROC_FLOOR ? o->proc_min_rss : SP_PROC_FLOOR;
-	if (statm_at(dfd, rel, rl, &rss) == 0 && rss < floor)
-		return false;
+	if (statm_at(dfd, rel, rl, &rss) == 0 && rss < SP_PROC_FLOOR && rss < o->proc_min_rss)
+		return false; /* (a --min-rss under the floor lowers it) */
 	if (brief_at(dfd, rel, rl, comm, sizeof comm, &rss, &h->start, &has_comm) < 0)
 		return false;
 	if (!has_comm) {
