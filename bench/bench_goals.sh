@@ -117,6 +117,11 @@ scrapes() {
 		ne=$((ne + d - c))
 		n=$((n + 100))
 	done
+	if ! kill -0 $SP 2>/dev/null; then
+		echo "bench_goals: serve ended during the scrapes ($1):"
+		cat "$TMP/serve.err"
+		exit 1
+	fi
 	awk -v v=$sp -v n=$n 'BEGIN { printf "%.4f\n", v / 1e6 / n }' >"$TMP/$1.sp"
 	awk -v v=$ne -v n=$n 'BEGIN { printf "%.4f\n", v / 1e6 / n }' >"$TMP/$1.ne"
 	pss_kib $SP >"$TMP/$1.spss"
