@@ -175,10 +175,12 @@ int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, u
 }
 
 /* ---- the process view ----------------------------------------------------------------
- * A scan lists /proc and reads at most one file per process (/proc/PID/stat:
- * comm, start time and resident pages in one read; trees without it, such
- * as the test fixtures, give comm and statm), the command line only of
- * interpreters, launchers, known names and processes above the RSS threshold;
+ * A scan lists /proc and reads statm of each process first (its resident
+ * pages: the cheapest file it has); only one at or above SP_PROC_FLOOR gets
+ * /proc/PID/stat too (comm, start time and resident pages in one read;
+ * trees without it, such as the test fixtures, give comm and statm), and
+ * the command line only of interpreters, launchers, known names and
+ * processes above the RSS threshold; kernel threads get no read at all;
  * after the first, only the pids it has not seen and, in turn, one in
  * SP_PROC_RECHECK of the known ones (the pid table below). Its result is
  * kept: between scans a sample re-reads only the processes it listed (one
