@@ -63,7 +63,11 @@ cleanup() {
 	stop_sleeps
 	rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up let the loop go on starting processes
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 ${CC:-cc} -O2 -o "$TMP/rusage" tests/tools/rusage.c || exit 2
 ${CC:-cc} -O2 -o "$TMP/httpc" tests/tools/httpc.c || exit 2
 
