@@ -47,6 +47,8 @@ UNIT_SRCS:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev libncurses-dev libsystemd-dev pkg-config
+# make bench: node_exporter is the scrape's and PSS's anchor, procps has free -g and vmstat
+DEB_BENCH := procps prometheus-node-exporter
 DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux python3-tqdm chromium locales systemd-journal-remote
 
 .PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img docs-examples
@@ -154,7 +156,8 @@ install: $(BIN) $(MAN)
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sparkops $(DESTDIR)$(PREFIX)/share/man/man1/sparkops.1
 
-bench: all
+bench: all $(BUILD)/libfake-nvml.so
+	@scripts/deps.sh $(DEB_BENCH)
 	@bench/run.sh $(BUILD)
 
 # the README's example chart (docs/img/report-example.svg), drawn from a fixture log

@@ -13,10 +13,9 @@
 # Each level runs COST_SECONDS (default 75), longer than the longest period
 # inside sparkops (the process view's full scan: 60 s at most; the sensor
 # metadata: 60 s), so its full scans are in every figure.
-# Goals (docs/RELIABILITY.md): idle (+75): sampler <= 0.3 ms/sample, a fresh
-# scrape >= 8x less CPU and >= 5x less PSS than node_exporter; +2,000: a fresh scrape <= half
-# node_exporter's CPU, status --json <= 4x free -g's wall, watch --interval 1
-# <= 0.5 ms CPU per sample.
+# The goals (docs/RELIABILITY.md, "Cost") are judged by bench/bench_goals.sh;
+# this bench shows how the figures grow with the process count, under the
+# load of its own long runners.
 # Usage: bench/bench_cost.sh [BUILD]  (COST_LEVELS="75 2000 5000", COST_SECONDS=75)
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
@@ -55,7 +54,11 @@ cleanup() {
 	stop_sleeps
 	rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up let the loop go on starting processes
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 ${CC:-cc} -O2 -o "$TMP/rusage" tests/tools/rusage.c || exit 2
 ${CC:-cc} -O2 -o "$TMP/httpc" tests/tools/httpc.c || exit 2
 
@@ -139,10 +142,7 @@ echo " status and free -g: median wall of interleaved runs; scrape: CPU per fres
 echo " every source with the process view) and per node_exporter scrape over the same seconds (ne/scrape above"
 echo " 1: sparkops costs less); PSS at the end of the level (ne/serve above 1: sparkops uses less). Every"
 echo " anchor is measured in this run, on this box, at the same time: on a loaded box both sides pay for it.)"
-awk '
-	NR == 1 { printf "goals, idle (+%s): sampler <= 0.3 ms/sample: %s (%.3f, %.2fx vmstat 1); scrape >= 8x less CPU than node_exporter: %s (%.1fx); >= 5x less PSS: %s (%.1fx)\n",
-		substr($1, 2), ($3 <= 0.3 ? "met" : "MISSED"), $3, $6 + 0, ($13 + 0 >= 8 ? "met" : "MISSED"), $13 + 0,
-		($16 + 0 >= 5 ? "met" : "MISSED"), $16 + 0 }
-	$1 == "+2000" { printf "goals, +2000: scrape <= half node_exporter: %s (%.1fx); status --json <= 4x free -g: %s (%.2fx); watch <= 0.5 ms/sample: %s (%.3f, %.2fx vmstat 1)\n",
-		($13 + 0 >= 2 ? "met" : "MISSED"), $13 + 0, ($10 + 0 <= 4 ? "met" : "MISSED"), $10 + 0, ($4 <= 0.5 ? "met" : "MISSED"), $4, $7 + 0 }
-' "$TMP/rows"
+echo "(the goals are judged by bench_goals.sh, from outside and on an otherwise quiet run: here the"
+echo " sampler, watch, vmstat, serve and node_exporter run while status and free -g are timed, and on a"
+echo " loaded box a short command's wall is mostly its wait for a CPU: free -g's grows more, in proportion,"
+echo " than status's (free -g at +2,000 took 21.9 ms here against 1.4 ms alone), so the ratio reads low)"

@@ -4,7 +4,7 @@
 # sources (meminfo, pressure, thermal_zone, hwmon), same machine, same run,
 # same load: scrape latency p50/p99, CPU per scrape, resident memory.
 # Both read fresh values on every scrape (sparkops with --cache 0).
-# Goal: >= 10x less CPU per scrape and >= 5x less memory than node_exporter.
+# The goals are judged by bench/bench_goals.sh (one serve alone, as users run it).
 # Usage: bench/bench_serve.sh [BUILD] (SCRAPES=N rounds of 100 alternate)
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
@@ -111,9 +111,8 @@ END {
 	printf "%-22s %16d %16d %14d\n", "exposition bytes", by[1], by[2], by[3]
 	printf "%-22s %16d %16d %14d\n", "samples", se[1], se[2], se[3]
 	printf "%-22s %16d %16d %14d\n", "failed scrapes", f[1], f[2], f[3]
-	printf "goal (same sources) >= 10x less CPU per scrape: %s; >= 5x less memory: RSS %s, PSS %s\n",
-		(cpu[1] == 0 || cpu[3]/cpu[1] >= 10) ? "met" : "MISSED", (rss[3]/rss[1] >= 5) ? "met" : "MISSED",
-		(pss[3]/pss[1] >= 5) ? "met" : "MISSED"
+	printf "(the goals are judged by bench_goals.sh: here two sparkops serves run at once and share their\n"
+	printf " libraries\047 pages, which PSS divides between them, so each one\047s PSS reads about half its own)\n"
 }'
 }
 measure getk "one kept-alive connection (as Prometheus scrapes)"

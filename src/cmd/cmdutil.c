@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *sp_opt_no_processes(void *ro, const char *unused)
@@ -41,13 +42,35 @@ void sp_kmsg_start(const char *cmd, const struct sp_read_opts *ro)
 	}
 }
 
+/* how long an exposition keeps the platform fingerprint (sp_prom_read) */
+#define SP_PLATFORM_REREAD_S 60.0
+
 void sp_prom_read(struct sp_sample *s, const struct sp_read_opts *ro, struct sp_prom_info *info)
 {
 	double t0 = sp_mono_now();
 	sp_sample_read(s, ro);
-	/* one exposition at a time (metrics' loop, serve's one fill thread) */
+	/* one exposition at a time (metrics' loop, serve's one fill thread).
+	 * The fingerprint's files (/proc/version, the os and DGX releases, DMI:
+	 * seven opens, half of a fresh scrape's system calls) do not change
+	 * while a server runs: they are read again every SP_PLATFORM_REREAD_S,
+	 * or at once when NVML's driver or CUDA version changes */
 	static struct sp_platform platform;
-	sp_platform_read(&platform, s);
+	static double platform_at;
+	static bool platform_valid;
+	static char gpu_driver[sizeof s->gpu_driver];
+	static enum sp_why gpu_driver_why, cuda_driver_why;
+	static int cuda_driver;
+	if (!platform_valid || t0 - platform_at >= SP_PLATFORM_REREAD_S || t0 < platform_at ||
+	    s->gpu_driver_why != gpu_driver_why || s->cuda_driver_why != cuda_driver_why ||
+	    s->cuda_driver != cuda_driver || strcmp(s->gpu_driver, gpu_driver) != 0) {
+		sp_platform_read(&platform, s);
+		platform_at = t0;
+		platform_valid = true;
+		gpu_driver_why = s->gpu_driver_why;
+		cuda_driver_why = s->cuda_driver_why;
+		cuda_driver = s->cuda_driver;
+		snprintf(gpu_driver, sizeof gpu_driver, "%s", s->gpu_driver);
+	}
 	sp_prom_set_platform(&platform);
 	if (kmsg_live) {
 		kmsg_live = false;

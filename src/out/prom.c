@@ -58,6 +58,20 @@ size_t sp_prom_escape(char *out, size_t cap, const char *in, enum sp_prom_esc mo
 		n++;                       \
 	} while (0)
 	while (*p) {
+		/* a run of printable ASCII that needs no escape (most of a HELP
+		 * text, every label value we write): copied whole */
+		const unsigned char *q = p;
+		while (*q >= 0x20 && *q < 0x7f && *q != '\\' && *q != '"')
+			q++;
+		if (q > p) {
+			size_t run = (size_t)(q - p);
+			size_t fit = cap > n + 1 ? cap - 1 - n : 0;
+			if (fit)
+				memcpy(out + n, p, run < fit ? run : fit);
+			n += run;
+			p = q;
+			continue;
+		}
 		unsigned char c = *p;
 		if (c == '\\') {
 			PUT('\\');

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* The memory-heavy processes that compete for the pool: inference servers and
- * trainers recognised by name, with their resident memory and, for servers,
- * the cap they were started with when their command line says it. */
+/* The memory-heavy processes that compete for the pool: the process view (a
+ * cached scan of /proc, below) and the parsers of the files it reads. Which
+ * of them are servers or trainers, and their caps, is procclass.c's policy. */
 #include "probe/container.h"
 #include "probe/jobtree.h"
+#include "probe/procclass.h"
 #include "probe/probe.h"
 #include "util/clock.h"
 #include "util/dirscan.h"
@@ -23,164 +24,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *sp_proc_kind_name(enum sp_proc_kind k)
-{
-	switch (k) {
-	case SP_PROC_SERVER: return "inference_server";
-	case SP_PROC_TRAINER: return "trainer";
-	case SP_PROC_GPU: return "gpu_process";
-	default: return "other";
-	}
-}
-
-struct known {
-	const char *name;       /* what we call it */
-	enum sp_proc_kind kind;
-	const char *comm;       /* matches comm exactly (NULL: no) */
-	const char *argv_word;  /* an argv word whose basename is this, or a module after -m */
-	const char *argv_sub;   /* substring of an argv word (e.g. "vllm.entrypoints") */
-};
-
-/* Order matters: specific servers before generic launchers. */
-static const struct known known[] = {
-	{ "vllm", SP_PROC_SERVER, NULL, "vllm", "vllm.entrypoints" },
-	{ "sglang", SP_PROC_SERVER, NULL, NULL, "sglang.launch_server" },
-	{ "ollama", SP_PROC_SERVER, "ollama", "ollama", NULL },
-	{ "llama-server", SP_PROC_SERVER, "llama-server", "llama-server", NULL },
-	{ "tritonserver", SP_PROC_SERVER, "tritonserver", "tritonserver", NULL },
-	{ "trtllm-serve", SP_PROC_SERVER, "trtllm-serve", "trtllm-serve", "tensorrt_llm" },
-	{ "torchrun", SP_PROC_TRAINER, "torchrun", "torchrun", "torch.distributed.run" },
-	{ "accelerate", SP_PROC_TRAINER, "accelerate", "accelerate", "accelerate.commands" },
-	{ "deepspeed", SP_PROC_TRAINER, "deepspeed", "deepspeed", NULL },
-	{ "axolotl", SP_PROC_TRAINER, NULL, "axolotl", "axolotl" },
-	{ "trl", SP_PROC_TRAINER, "trl", "trl", NULL },
-	{ "unsloth", SP_PROC_TRAINER, NULL, NULL, "unsloth" },
-	{ "llamafactory", SP_PROC_TRAINER, "llamafactory-cli", "llamafactory-cli", "llamafactory" },
-	{ "nemo", SP_PROC_TRAINER, NULL, NULL, "nemo" },
-	{ "torchtune", SP_PROC_TRAINER, "tune", "tune", "torchtune" },
-};
-
-static const char *base_name(const char *w)
-{
-	const char *s = strrchr(w, '/');
-	return s ? s + 1 : w;
-}
-
-/* A float argument: "--flag X" or "--flag=X". */
-static int flag_value(const char *argv, size_t len, const char *flag, double *out)
-{
-	size_t fl = strlen(flag);
-	const char *p = argv, *end = argv + len;
-	while (p < end) {
-		size_t wl = strnlen(p, (size_t)(end - p));
-		const char *val = NULL;
-		if (wl == fl && memcmp(p, flag, fl) == 0) {
-			const char *n = p + wl + 1;
-			if (n < end)
-				val = n;
-		} else if (wl > fl && memcmp(p, flag, fl) == 0 && p[fl] == '=') {
-			val = p + fl + 1;
-		}
-		if (val) {
-			char tmp[32];
-			size_t vl = strnlen(val, (size_t)(end - val));
-			if (vl == 0 || vl >= sizeof tmp)
-				return -1;
-			memcpy(tmp, val, vl);
-			tmp[vl] = 0;
-			char *e;
-			double d = strtod(tmp, &e);
-			if (*e || !(d > 0 && d <= 1.0))
-				return -1;
-			*out = d;
-			return 0;
-		}
-		p += wl + 1;
-	}
-	return -1;
-}
-
-bool sp_proc_classify(const char *comm, const char *argv, size_t argv_len, struct sp_proc *p)
-{
-	const struct known *hit = NULL;
-	for (size_t i = 0; i < sizeof known / sizeof known[0] && !hit; i++) {
-		const struct known *k = &known[i];
-		if (k->comm && strcmp(comm, k->comm) == 0) {
-			hit = k;
-			break;
-		}
-		/* look at the first few argv words only: a path argument naming
-		 * "nemo" deep in the command line is not a trainer */
-		const char *w = argv, *end = argv + argv_len;
-		for (int n = 0; w < end && n < 4 && !hit; n++) {
-			size_t wl = strnlen(w, (size_t)(end - w));
-			char word[256];
-			size_t cl = wl < sizeof word - 1 ? wl : sizeof word - 1;
-			memcpy(word, w, cl);
-			word[cl] = 0;
-			if ((k->argv_word && strcmp(base_name(word), k->argv_word) == 0) ||
-			    (k->argv_sub && strstr(word, k->argv_sub) && (word[0] != '-' || n > 0) &&
-			     strncmp(word, "--", 2) != 0))
-				hit = k;
-			w += wl + 1;
-		}
-	}
-	if (!hit) {
-		/* a Python training script: python3 [-u] [-m x] .../train_lora.py */
-		if (strncmp(comm, "python", 6) != 0 && strcmp(comm, "pt_main_thread") != 0)
-			return false;
-		const char *w = argv, *end = argv + argv_len;
-		for (int n = 0; w < end && n < 6; n++) {
-			size_t wl = strnlen(w, (size_t)(end - w));
-			const char *b = w;
-			for (size_t i = 0; i < wl; i++)
-				if (w[i] == '/')
-					b = w + i + 1;
-			size_t bl = wl - (size_t)(b - w);
-			if (bl > 3 && memcmp(b + bl - 3, ".py", 3) == 0) {
-				char word[sizeof p->name];
-				size_t cl = bl < sizeof word - 1 ? bl : sizeof word - 1;
-				memcpy(word, b, cl);
-				word[cl] = 0;
-				if (strstr(word, "train") || strstr(word, "finetune") || strstr(word, "sft") ||
-				    strstr(word, "lora")) {
-					snprintf(p->name, sizeof p->name, "%s", word);
-					sp_text_clean(p->name);
-					p->kind = SP_PROC_TRAINER;
-					p->has_cap = false;
-					return true;
-				}
-				return false;
-			}
-			w += wl + 1;
-		}
-		return false;
-	}
-	snprintf(p->name, sizeof p->name, "%s", hit->name);
-	p->kind = hit->kind;
-	p->has_cap = false;
-	p->cap_default = false;
-	p->cap_flag[0] = 0;
-	double d;
-	if (strcmp(hit->name, "vllm") == 0) {
-		p->has_cap = true;
-		if (flag_value(argv, argv_len, "--gpu-memory-utilization", &d) == 0) {
-			p->cap_frac = d;
-			snprintf(p->cap_flag, sizeof p->cap_flag, "--gpu-memory-utilization");
-		} else {
-			p->cap_frac = 0.9; /* vLLM's default */
-			p->cap_default = true;
-			snprintf(p->cap_flag, sizeof p->cap_flag, "default gpu_memory_utilization");
-		}
-	} else if (strcmp(hit->name, "sglang") == 0 &&
-		   flag_value(argv, argv_len, "--mem-fraction-static", &d) == 0) {
-		p->has_cap = true;
-		p->cap_frac = d;
-		snprintf(p->cap_flag, sizeof p->cap_flag, "--mem-fraction-static");
-	}
-	return true;
-}
 
 int sp_statm_parse(const char *buf, uint64_t *resident_pages)
 {
@@ -273,18 +116,6 @@ static int read_proc(int pid, struct sp_proc *p, char *argv, size_t argv_cap, si
 	return 0;
 }
 
-/* comm names worth reading the command line of: interpreters and launchers */
-static int worth_argv(const char *comm)
-{
-	static const char *const w[] = { "python", "pt_main_thread", "torchrun", "accelerate",
-					 "deepspeed", "ray::", "vllm", "VLLM", "sglang", "tune", "trl",
-					 "axolotl", NULL };
-	for (int i = 0; w[i]; i++)
-		if (strncmp(comm, w[i], strlen(w[i])) == 0)
-			return 1;
-	return 0;
-}
-
 static int cmp_rss(const void *a, const void *b)
 {
 	const struct sp_proc *x = a, *y = b;
@@ -344,10 +175,12 @@ int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, u
 }
 
 /* ---- the process view ----------------------------------------------------------------
- * A scan lists /proc and reads at most one file per process (/proc/PID/stat:
- * comm, start time and resident pages in one read; trees without it, such
- * as the test fixtures, give comm and statm), the command line only of
- * interpreters, launchers, known names and processes above the RSS threshold;
+ * A scan lists /proc and reads statm of each process first (its resident
+ * pages: the cheapest file it has); only one at or above SP_PROC_FLOOR gets
+ * /proc/PID/stat too (comm, start time and resident pages in one read;
+ * trees without it, such as the test fixtures, give comm and statm), and
+ * the command line only of interpreters, launchers, known names and
+ * processes above the RSS threshold; kernel threads get no read at all;
  * after the first, only the pids it has not seen and, in turn, one in
  * SP_PROC_RECHECK of the known ones (the pid table below). Its result is
  * kept: between scans a sample re-reads only the processes it listed (one
@@ -534,9 +367,33 @@ static void view_drop(int pid)
 		view.h[i] = view.h[--view.n];
 }
 
-/* One process's first look: its stat (comm, start, resident pages); the
- * command line only for interpreters, launchers and known names, or big
- * processes. True when it belongs in the view (h filled). */
+/* Below this a process holds none of the pool and runs no server or
+ * trainer: an interpreter alone is more (python3 ~13 MiB resident on 4 KiB
+ * pages, a shell ~3 MiB, sleep ~2 MiB). A scan reads only statm of such a
+ * process: no stat, command line or cgroup. */
+#define SP_PROC_FLOOR (3ULL << 20)
+
+/* resident bytes from dfd/rel ("PID/") statm: 0, or -1 when it cannot be
+ * read or is garbage (the caller then looks at the process in full) */
+static int statm_at(int dfd, char *rel, size_t rl, uint64_t *rss)
+{
+	char buf[256];
+	size_t len;
+	uint64_t pages;
+	memcpy(rel + rl, "statm", 6);
+	if (stat_at(dfd, rel, buf, sizeof buf, &len) < 0 || sp_statm_parse(buf, &pages) < 0 ||
+	    pages > (1ULL << 56) / sp_page_size())
+		return -1;
+	*rss = pages * sp_page_size();
+	return 0;
+}
+
+/* One process's first look: statm first (the resident pages: a counter
+ * read, the cheapest file a process has), and only for one at or above
+ * SP_PROC_FLOOR (or whose statm cannot be read) its stat (comm, start,
+ * resident pages), the command line for interpreters, launchers and known
+ * names, or big processes, and its cgroup when listed. True when it belongs
+ * in the view (h filled). */
 static bool look(int dfd, int pid, const struct sp_read_opts *o, struct heavy *h)
 {
 	char argv[4096], rel[64];
@@ -545,6 +402,8 @@ static bool look(int dfd, int pid, const struct sp_read_opts *o, struct heavy *h
 	uint64_t rss;
 	bool has_comm;
 	char comm[sizeof p->comm];
+	if (statm_at(dfd, rel, rl, &rss) == 0 && rss < SP_PROC_FLOOR && rss < o->proc_min_rss)
+		return false; /* (a --min-rss under the floor lowers it) */
 	if (brief_at(dfd, rel, rl, comm, sizeof comm, &rss, &h->start, &has_comm) < 0)
 		return false;
 	if (!has_comm) {
@@ -557,10 +416,7 @@ static bool look(int dfd, int pid, const struct sp_read_opts *o, struct heavy *h
 			*nl = 0;
 	}
 	sp_text_clean(comm); /* a process names itself: no escapes to root's terminal */
-	int known_comm = worth_argv(comm);
-	for (size_t i = 0; i < sizeof known / sizeof known[0] && !known_comm; i++)
-		if (known[i].comm && strcmp(known[i].comm, comm) == 0)
-			known_comm = 1;
+	bool known_comm = sp_proc_worth_argv(comm);
 	if (!known_comm && rss < o->proc_min_rss)
 		return false;
 	memset(p, 0, sizeof *p);
@@ -646,7 +502,9 @@ static void *scan_worker(void *arg)
 /* the entries marked to read; returns the CPU time of the workers it used */
 static double read_marked(int dfd, const struct pid_ent *t, uint32_t n, uint32_t nread, const struct sp_read_opts *o)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* glibc reads /sys/devices/system/cpu/online for the count: only asked
+	 * when the scan is big enough to share */
+	long cpus = nread < SCAN_PAR_MIN ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nth = nread < SCAN_PAR_MIN || cpus < 2 ? 1 : (unsigned)(nread / SCAN_PAR_PER);
 	if (nth > (unsigned)cpus)
 		nth = (unsigned)cpus;
@@ -679,6 +537,95 @@ static double read_marked(int dfd, const struct pid_ent *t, uint32_t n, uint32_t
 	return extra;
 }
 
+/* Kernel threads have no memory of their own to count: kthreadd (pid 2 of
+ * the kernel's own pid namespace, PF_KTHREAD in its stat's flags) lists its
+ * children, every other kernel thread, in one file (task/2/children,
+ * CONFIG_PROC_CHILDREN), so a scan skips them without a read each: ~60 of
+ * the ~110 pids of an idle VM, hundreds on a many-core box. A pid 2 without
+ * the flag (another pid namespace's second process) lists nothing here; a
+ * usermode helper (modprobe, a core-dump pipe) is kthreadd's child too and
+ * is skipped with them (it runs for seconds and holds none of the pool). */
+#define PF_KTHREAD_FLAG 0x00200000ULL
+#define KTHREADS_MAX 8192u
+static int kthr[KTHREADS_MAX];
+static uint32_t kthr_n;
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* the flags (field 9) of a /proc/PID/stat record; -1 when malformed */
+static int stat_flags(const char *buf, size_t len, unsigned long long *flags)
+{
+	const char *p = sp_stat_after_comm(buf, len), *end = buf + len;
+	if (!p)
+		return -1;
+	for (int field = 3; field < 9; field++) { /* state, ppid, pgrp, session, tty, tpgid */
+		while (p < end && *p == ' ')
+			p++;
+		while (p < end && *p != ' ')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(p, &e, 10);
+	if (errno || e == p || (e < end && *e != ' '))
+		return -1;
+	*flags = v;
+	return 0;
+}
+
+/* kthreadd's children into kthr[] (sorted); none when pid 2 is not kthreadd */
+static void kthreads_read(int dfd)
+{
+	static char buf[KTHREADS_MAX * 8];
+	size_t len;
+	unsigned long long flags;
+	kthr_n = 0;
+	if (stat_at(dfd, "2/stat", buf, sizeof buf, &len) < 0 || stat_flags(buf, len, &flags) < 0 ||
+	    !(flags & PF_KTHREAD_FLAG))
+		return;
+	if (strcmp(sp_procfs(), "/proc") != 0) {
+		/* a moved root: through sp_read_at (never blocks on a FIFO) */
+		if (sp_read_at(dfd, "2/task/2/children", buf, sizeof buf, &len) < 0)
+			return;
+	} else {
+		int fd = openat(dfd, "2/task/2/children", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return;
+		ssize_t r = sp_read_full(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (r <= 0)
+			return;
+		buf[r] = 0;
+	}
+	for (char *p = buf, *e; *p && kthr_n < KTHREADS_MAX; p = e) {
+		long v = strtol(p, &e, 10);
+		if (e == p)
+			break;
+		if (v > 0 && v <= INT32_MAX)
+			kthr[kthr_n++] = (int)v;
+	}
+	sp_sort(kthr, kthr_n, sizeof kthr[0], cmp_int);
+}
+
+static bool is_kthread(int pid)
+{
+	uint32_t lo = 0, hi = kthr_n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (kthr[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return pid == 2 ? kthr_n > 0 : lo < kthr_n && kthr[lo] == pid;
+}
+
 /* A scan: fresh (the first, or after the root or threshold changed) reads
  * every process; otherwise the new ones and this scan's share of the known.
  * It lists /proc into the new pid table first, marking what to read, then
@@ -696,6 +643,7 @@ static double scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh
 		view.n = 0;
 		return 0;
 	}
+	kthreads_read(d.fd);
 	unsigned cur = pid_last ^ 1u;
 	struct pid_ent *t = pid_tab[cur];
 	uint32_t n = 0, nread = 0;
@@ -711,7 +659,8 @@ static double scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh
 		if (pid == self && !sp_paths_is_fixture())
 			continue;
 		const struct pid_ent *k = pid_known(pid);
-		bool read = !(k && k->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0);
+		bool read = !(k && k->ino == d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0) &&
+			    !is_kthread(pid);
 		if (n == PID_SLOTS) {
 			if (read) /* past the table: read at once, and every scan */
 				read_one(d.fd, pid, o, NULL);

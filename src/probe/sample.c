@@ -8,6 +8,7 @@
 #include "util/paths.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,40 @@ unsigned sp_sample_count_warnings(const struct sp_sample *s)
 
 static uint64_t warnings_total;
 
+/* /proc/buddyinfo is the one file a sample needs that takes a lock the page
+ * allocator needs: mm/vmstat.c's frag_show walks the node's zones with
+ * walk_zones_in_node(.., nolock=false, ..), spin_lock_irqsave(&zone->lock)
+ * around each zone's print of its ~11 nr_free counters (which
+ * frag_show_print reads with data_race: the lock buys nothing it needs).
+ * Bounded (no free-list walk) but taken against every allocation and free
+ * of the zone, with interrupts off, during the model loads we watch. So a
+ * process reads it at most every SP_BUDDYINFO_PERIOD_S (the first sample
+ * reads it, so a one-shot status has it fresh) and its samples in between
+ * show that reading; a new root (--procfs) reads at once. */
+#define SP_BUDDYINFO_PERIOD_S 10.0
+static pthread_mutex_t contig_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool valid;
+	double at;
+	char root[512];
+	struct sp_contig c;
+} contig_kept;
+
+static void contig_read(struct sp_contig *c, double now)
+{
+	pthread_mutex_lock(&contig_lock);
+	const char *root = sp_procfs();
+	if (!contig_kept.valid || now - contig_kept.at >= SP_BUDDYINFO_PERIOD_S || now < contig_kept.at ||
+	    strcmp(contig_kept.root, root) != 0) {
+		sp_buddyinfo_read(&contig_kept.c);
+		contig_kept.at = now;
+		contig_kept.valid = true;
+		snprintf(contig_kept.root, sizeof contig_kept.root, "%s", root);
+	}
+	*c = contig_kept.c;
+	pthread_mutex_unlock(&contig_lock);
+}
+
 void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 {
 	s->mono = sp_mono_now();
@@ -216,7 +251,7 @@ void sp_sample_read(struct sp_sample *s, const struct sp_read_opts *o)
 		sp_gpu_read_async();
 	if (o->what & SP_READ_MEM) {
 		sp_meminfo_read(&s->mem);
-		sp_buddyinfo_read(&s->contig);
+		contig_read(&s->contig, s->mono);
 	} else {
 		s->contig.why = SP_MISSING;
 	}
