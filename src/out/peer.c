@@ -149,12 +149,11 @@ static bool whole(const char *buf, size_t n)
 	return cl >= 0 && (unsigned long long)(n - (size_t)(he + 4 - buf)) >= (unsigned long long)cl;
 }
 
-static int get_impl(const struct sp_peer_url *u, const char *path, double timeout_s, int stopfd, char **body,
-		    size_t *len, char *err, size_t errcap)
+/* a connected socket to the peer, or -1 with why in err; the deadline is
+ * for the whole request */
+static int peer_connect(const struct sp_peer_url *u, double deadline, double timeout_s, int stopfd, char *err,
+			size_t errcap)
 {
-	*body = NULL;
-	*len = 0;
-	double deadline = sp_mono_now() + timeout_s;
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
 	int g = getaddrinfo(u->host, u->port, &hints, &ai);
@@ -193,8 +192,14 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 			say(err, errcap, "no connection within %.1fs", timeout_s);
 		else
 			say(err, errcap, "cannot connect: %s", strerror(last));
-		return -1;
 	}
+	return fd;
+}
+
+/* the GET request for path, whole; 0 or -1 with why in err */
+static int peer_send(int fd, const struct sp_peer_url *u, const char *path, double deadline, int stopfd, char *err,
+		     size_t errcap)
+{
 	char req[512];
 	int rl = snprintf(req, sizeof req,
 			  "GET %s HTTP/1.0\r\nHost: %s\r\nAccept: application/json\r\nUser-Agent: sparkops\r\n"
@@ -210,21 +215,28 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 		if (k < 0 && (errno == EAGAIN || errno == EINTR) && wait_fd(fd, POLLOUT, deadline, stopfd) == 1)
 			continue;
 		say(err, errcap, "cannot send the request: %s", k < 0 ? strerror(errno) : "closed");
-		close(fd);
 		return -1;
 	}
-	size_t cap = (size_t)64 * 1024, n = 0;
+	return 0;
+}
+
+/* the answer, head and body, read until the close or a whole body, at most
+ * SP_PEER_BODY_MAX + HEAD_MAX bytes: a NUL-terminated heap buffer and its
+ * length in *n, or NULL with why in err */
+static char *peer_read(int fd, double deadline, double timeout_s, int stopfd, size_t *n, char *err, size_t errcap)
+{
+	size_t cap = (size_t)64 * 1024;
+	*n = 0;
 	char *buf = malloc(cap + 1);
 	if (!buf) {
-		close(fd);
 		say(err, errcap, "out of memory");
-		return -1;
+		return NULL;
 	}
 	for (;;) {
-		if (n == cap) {
+		if (*n == cap) {
 			if (cap >= SP_PEER_BODY_MAX + HEAD_MAX) {
 				say(err, errcap, "an answer over %zu MiB (refused)", SP_PEER_BODY_MAX >> 20);
-				goto fail;
+				break;
 			}
 			cap *= 2;
 			if (cap > SP_PEER_BODY_MAX + HEAD_MAX)
@@ -232,21 +244,21 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 			char *nb = realloc(buf, cap + 1);
 			if (!nb) {
 				say(err, errcap, "out of memory");
-				goto fail;
+				break;
 			}
 			buf = nb;
 		}
-		ssize_t k = recv(fd, buf + n, cap - n, 0);
+		ssize_t k = recv(fd, buf + *n, cap - *n, 0);
 		if (k > 0) {
-			n += (size_t)k;
+			*n += (size_t)k;
 			/* a server that keeps the connection open after a whole body
 			 * with its Content-Length: done, without waiting for the close */
-			if (whole(buf, n))
-				break;
+			if (whole(buf, *n))
+				goto done;
 			continue;
 		}
 		if (k == 0)
-			break;
+			goto done;
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN) {
@@ -254,61 +266,90 @@ static int get_impl(const struct sp_peer_url *u, const char *path, double timeou
 			if (w == 1)
 				continue;
 			say(err, errcap, w == 0 ? "no whole answer within %.1fs" : "stopped", timeout_s);
-			goto fail;
+			break;
 		}
 		say(err, errcap, "cannot read the answer: %s", strerror(errno));
-		goto fail;
+		break;
 	}
-	close(fd);
-	fd = -1;
-	buf[n] = 0;
+	free(buf);
+	return NULL;
+done:
+	buf[*n] = 0;
+	return buf;
+}
+
+/* the body of a whole answer in buf (n bytes), moved to buf's start: its
+ * length, or -1 with why in err (not HTTP, not 200, chunked, cut short, too
+ * big) */
+static long long peer_body(char *buf, size_t n, char *err, size_t errcap)
+{
 	/* the status line and headers */
 	char *he = memmem(buf, n, "\r\n\r\n", 4);
 	if (!he || (size_t)(he - buf) > HEAD_MAX) {
 		say(err, errcap, "not an HTTP answer");
-		goto fail;
+		return -1;
 	}
 	*he = 0;
-	int code = 0;
 	if (strncmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
 	    !(buf[9] >= '1' && buf[9] <= '5') || !(buf[10] >= '0' && buf[10] <= '9') ||
 	    !(buf[11] >= '0' && buf[11] <= '9')) {
 		say(err, errcap, "not an HTTP answer");
-		goto fail;
+		return -1;
 	}
-	code = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+	int code = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
 	if (code != 200) {
 		say(err, errcap, code >= 300 && code < 400 ? "HTTP %d (redirects are not followed)" : "HTTP %d", code);
-		goto fail;
+		return -1;
 	}
 	for (char *l = strstr(buf, "\r\n"); l; l = strstr(l + 2, "\r\n")) {
 		if (strncasecmp(l + 2, "Transfer-Encoding:", 18) == 0) {
 			say(err, errcap, "a chunked answer (refused)");
-			goto fail;
+			return -1;
 		}
 	}
 	size_t bl = n - (size_t)(he + 4 - buf);
 	long long cl = content_length(buf, he);
 	if (cl >= 0 && (unsigned long long)bl < (unsigned long long)cl) {
 		say(err, errcap, "the answer was cut short");
-		goto fail;
+		return -1;
 	}
 	if (cl >= 0)
 		bl = (size_t)cl; /* bytes past the body are not the body */
 	if (bl > SP_PEER_BODY_MAX) {
 		say(err, errcap, "an answer over %zu MiB (refused)", SP_PEER_BODY_MAX >> 20);
-		goto fail;
+		return -1;
 	}
 	memmove(buf, he + 4, bl);
 	buf[bl] = 0;
-	*body = buf;
-	*len = bl;
-	return 0;
-fail:
-	if (fd >= 0)
+	return (long long)bl;
+}
+
+static int get_impl(const struct sp_peer_url *u, const char *path, double timeout_s, int stopfd, char **body,
+		    size_t *len, char *err, size_t errcap)
+{
+	*body = NULL;
+	*len = 0;
+	double deadline = sp_mono_now() + timeout_s;
+	int fd = peer_connect(u, deadline, timeout_s, stopfd, err, errcap);
+	if (fd < 0)
+		return -1;
+	if (peer_send(fd, u, path, deadline, stopfd, err, errcap) < 0) {
 		close(fd);
-	free(buf);
-	return -1;
+		return -1;
+	}
+	size_t n = 0;
+	char *buf = peer_read(fd, deadline, timeout_s, stopfd, &n, err, errcap);
+	close(fd);
+	if (!buf)
+		return -1;
+	long long bl = peer_body(buf, n, err, errcap);
+	if (bl < 0) {
+		free(buf);
+		return -1;
+	}
+	*body = buf;
+	*len = (size_t)bl;
+	return 0;
 }
 
 int sp_peer_get(const struct sp_peer_url *u, const char *path, double timeout_s, char **body, size_t *len, char *err,
