@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to ladder/oomlog.c (the classifier) and ladder/oomfacts.c (the
- * job's facts): the matcher (ladder/match.h) under the short names both
- * write, and the fact readers the classifier calls on each text line. */
+/* Private to the classifier's files in ladder/: oomlog.c (the stream: bytes
+ * into lines, the signature, the verdict at the end), oomline.c (one text
+ * line: prefixes, tracebacks, progress), oomfail.c (the failures a line
+ * names) and oomfacts.c (the job's facts): the matcher (ladder/match.h)
+ * under the short names they write, and the line readers each calls. */
 #ifndef SP_OOMLOG_INT_H
 #define SP_OOMLOG_INT_H
 #include "ladder/match.h"
@@ -29,6 +31,13 @@ static inline bool oom_size_after_nd(const char *s, size_t n, const struct sp_ne
 }
 #define size_after(s, n, lit, out) (SP_MAY_HAVE(lit) && oom_size_after_nd((s), (n), SP_NEEDLE(lit), (out)))
 
+/* a figure not (yet) read */
+static inline void oom_unset(struct sp_u64 *f)
+{
+	f->v = 0;
+	f->why = SP_MISSING;
+}
+
 static inline void oom_set_why(char *dst, size_t n, const char *why)
 {
 	snprintf(dst, n, "%s", why);
@@ -38,4 +47,13 @@ static inline void oom_set_why(char *dst, size_t n, const char *why)
  * marks are looked for in the raw line, prefixes and all) */
 void sp_oomlog_engine_line(struct sp_oomlog *p, const char *s, size_t n);
 void sp_oomlog_facts_line(struct sp_oomlog *p, const char *s, size_t n);
+
+/* ladder/oomline.c: one text line, once it ends (oomlog.c: classify has set
+ * the line's needle filter) */
+void sp_oomlog_classify_line(struct sp_oomlog *p, const char *s, size_t n);
+
+/* ladder/oomfail.c: the failure a line names, recorded with its figures
+ * (the more specific kind wins); indented: a traceback's frame, not its
+ * exception line */
+void sp_oomlog_failures_line(struct sp_oomlog *p, const char *s, size_t n, bool indented);
 #endif
