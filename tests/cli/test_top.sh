@@ -215,8 +215,9 @@ expect_out "JOB  .*guard: off" "and its guard state"
 _report $? "the status file is named by pid, key=value"
 [ "$(stat -c %a "$SPARKOPS_RUN_DIR/run/$jpid")" = 644 ] && [ "$(stat -c %a "$SPARKOPS_RUN_DIR/run")" = 700 ]
 _report $? "file 0644 in a 0700 folder"
-# SIGTERM: a job started with & by this (non-interactive) shell ignores
-# SIGINT, which made the case wait for the job's own end (30 s)
+# SIGTERM: run passes the signal on to its job, and the job, started under
+# & by this non-interactive shell, ignores SIGINT (the case waited 30 s for
+# its own end)
 kill -TERM $jpid
 wait $jpid
 [ ! -e "$SPARKOPS_RUN_DIR/run/$jpid" ]
