@@ -57,8 +57,13 @@ want() { # file : selected by the NAME arguments (all when none)
 	return 1
 }
 names="$*"
-# the longest first, so that -j overlaps them with the rest
-slow="tests/cli/test_top.sh tests/cli/test_serve_secure.sh tests/cli/test_load_guard.sh tests/cli/test_metrics.sh tests/cli/test_status_line.sh tests/cli/test_follow.sh tests/cli/test_run_attr.sh"
+# the longest first (measured: `make test` prints each file's time), so
+# that -j overlaps them with the rest; the longest file bounds the wall time
+slow="test_serve_slowloris test_metrics test_guard_pool test_serve_secure test_run_guard test_run_attr
+	test_status_line test_report test_load_guard test_gpu_lost test_stream_outputs test_guard_tree
+	test_attack_outputs_stalled test_serve_limits test_driver_live test_statusline_tqdm test_serve
+	test_ladder test_follow test_slowdown_cause test_top"
+slow=$(for t in $slow; do printf 'tests/cli/%s.sh ' "$t"; done)
 files=""
 for t in $slow tests/cli/test_*.sh "$BUILD"/tests/test_*; do
 	[ -f "$t" ] || continue
