@@ -77,7 +77,7 @@ n=$(nproc 2>/dev/null || echo 2)
 # The scripts that flush the machine's own page cache (drop_caches, the load
 # guard) and those that measure files' residency in it run one at a time (a
 # flush beside a residency check fails it), beside all the others.
-cache="test_evict test_evict_owner test_ladder_flush test_load_guard test_load_guard_evict"
+cache="test_evict test_evict_owner test_guard_pool test_ladder_flush test_load_guard test_load_guard_evict"
 cache=$(for t in $cache; do printf '%s,' "$t"; done)
 # shellcheck disable=SC2086 # word lists
 prove -j"${JOBS:-$n}" --timer --exec "$top/scripts/tap-exec.sh" \
