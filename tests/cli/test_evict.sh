@@ -51,7 +51,7 @@ dd if=/dev/zero of="$F" bs=1M count=$MIB conv=fsync status=none
 chown nobody:"$grp" "$F"
 tries=0
 while :; do
-	cat "$F" "$SENT" >/dev/null
+	read_in "$F" "$SENT"
 	r0=$(res "$F")
 	run $AS_NOBODY $S evict --json "$DIR"
 	kept_sentinel && break
@@ -72,7 +72,7 @@ fi
 # --- a file nobody does not own: refused, nothing evicted -------------------------
 chown root:root "$F"
 chmod 644 "$F"
-cat "$F" >/dev/null
+read_in "$F"
 run $AS_NOBODY $S evict "$F"
 expect_rc 4 "someone else's file: refused with exit 4"
 expect_err 'nothing evictable' "says nothing was evictable"
@@ -86,7 +86,7 @@ _report $? "JSON: 0 files evicted, 1 not owned"
 _report $? "the other user's file: residency unknown, not a figure"
 tries=0
 while :; do
-	cat "$F" "$SENT" >/dev/null
+	read_in "$F" "$SENT"
 	run $AS_NOBODY $S evict --json "$F"
 	kept=$(res "$F")
 	kept_sentinel && break
@@ -104,7 +104,7 @@ _report $? "a FIFO and a symlink skipped and counted (never opened, never follow
 
 # --- ladder --apply 1 without root: eviction instead of failing --------------------
 chown nobody:"$grp" "$F"
-cat "$F" >/dev/null
+read_in "$F"
 export XDG_STATE_HOME="$DIR/state"
 unset SPARKOPS_RUN_DIR # the XDG/HOME state folder itself is tested here (in $TMP: still sealed)
 run $AS_NOBODY env XDG_STATE_HOME="$DIR/state" $S ladder --apply 1 --evict "$DIR" --job ev --json
