@@ -60,7 +60,7 @@ names="$*"
 # the longest first (measured: `make test` prints each file's time), so
 # that -j overlaps them with the rest; the longest file bounds the wall time
 slow="test_serve_slowloris test_metrics test_guard_pool test_serve_secure test_run_guard test_run_attr
-	test_status_line test_report test_load_guard test_gpu_lost test_stream_outputs test_guard_tree
+	test_status_line test_report test_gpu_lost test_stream_outputs test_guard_tree
 	test_attack_outputs_stalled test_serve_limits test_driver_live test_statusline_tqdm test_serve
 	test_ladder test_follow test_slowdown_cause test_top"
 slow=$(for t in $slow; do printf 'tests/cli/%s.sh ' "$t"; done)
@@ -76,12 +76,13 @@ n=$(nproc 2>/dev/null || echo 2)
 [ "$n" -ge 4 ] || n=4
 # The scripts that flush the machine's own page cache (drop_caches, the load
 # guard) and those that measure files' residency in it run one at a time (a
-# flush beside a residency check fails it), beside all the others.
-cache="test_evict test_evict_owner test_guard_pool test_ladder_flush test_load_guard test_load_guard_evict"
-cache=$(for t in $cache; do printf '%s,' "$t"; done)
+# flush beside a residency check fails it), beside all the others: each
+# takes the lock $SPARKOPS_TEST_LOCK in tap-exec.sh (prove --rules seq= would
+# run them after all the others, one long tail).
+export SPARKOPS_TEST_SERIAL="test_evict.sh test_evict_owner.sh test_guard_pool.sh test_ladder_flush.sh test_load_guard.sh test_load_guard_evict.sh"
+export SPARKOPS_TEST_LOCK="$work/page-cache.lock"
 # shellcheck disable=SC2086 # word lists
-prove -j"${JOBS:-$n}" --timer --exec "$top/scripts/tap-exec.sh" \
-	--rules="seq=tests/cli/{${cache%,}}.sh" --rules='par=**' $PROVE_FLAGS $files
+prove -j"${JOBS:-$n}" --timer --exec "$top/scripts/tap-exec.sh" $PROVE_FLAGS $files
 prc=$?
 
 passed=0
