@@ -75,10 +75,11 @@ start() {
 SPARKOPS_NVML_LIB=$FAKE_NVML $envs $TMP/pane.sh $S top $*"
 }
 cap() { tm capture-pane -p -t "$1" >"$OUT"; }
-# wait_for NAME PATTERN : up to 10 s for the screen to show it
+# wait_for NAME PATTERN : up to 30 s for the screen to show it (a bound,
+# not a wait: the ASan build on a loaded machine took over 10 s for a job row)
 wait_for() {
 	i=0
-	while [ $i -lt 100 ]; do
+	while [ $i -lt 300 ]; do
 		cap "$1"
 		grep -Eq -- "$2" "$OUT" && return 0
 		sleep 0.1
