@@ -49,9 +49,9 @@ UNIT_BINS:= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 DEB_BUILD := libjansson-dev libmicrohttpd-dev libcrypt-dev libncurses-dev libsystemd-dev pkg-config
 # make bench: node_exporter is the scrape's and PSS's anchor, procps has free -g and vmstat
 DEB_BENCH := procps prometheus-node-exporter
-DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux python3-tqdm chromium locales systemd-journal-remote
+DEB_CHECK := $(DEB_BUILD) jq groff-base libcmocka-dev libxml2-utils valgrind clang libclang-rt-14-dev procps prometheus curl cppcheck clang-tidy python3 openssl tmux python3-tqdm chromium locales systemd-journal-remote stress-ng
 
-.PHONY: all deps deps-check run check test unit cli asan install uninstall clean bench fuzz docs-img docs-examples
+.PHONY: all deps deps-check run check test unit cli asan stress-suite install uninstall clean bench fuzz docs-img docs-examples
 
 MAN      := $(BUILD)/sparkops.1
 
@@ -113,12 +113,28 @@ run: deps
 # the static/dynamic checks first, the sanitizer suite, then the plain suite
 # last, so the run ends on its "N passed, N failed" line. Each stage builds
 # with -j (the online CPUs) into its own folder, and none rebuilds another's.
+# Two lanes run side by side: lint (cppcheck spends most of its time on one
+# file, on one core, then clang-tidy) and the rest (check-rest: the builds,
+# fuzzing, valgrind, qemu, the ASan suite, which mostly wait); lint's output
+# is kept in $(BUILD)/check/lint.log and printed when both lanes are done.
+# Every stage says its wall and CPU time (scripts/stage.sh), and the table
+# of them ($(BUILD)/check/times.txt) is printed before the plain suite, whose
+# own time is prove's "wallclock secs" line.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 JFLAG := -j$(NPROC)
+STAGE := scripts/stage.sh
+STAGE_TIMES ?= $(CURDIR)/$(BUILD)/check/times.txt
+export STAGE_TIMES
 check: deps-check
-	@$(MAKE) --no-print-directory $(JFLAG) all test-bins
-	@$(MAKE) --no-print-directory check-extra
-	@$(MAKE) --no-print-directory $(JFLAG) asan
+	@mkdir -p $(BUILD)/check && : >$(STAGE_TIMES)
+	@$(STAGE) build $(MAKE) --no-print-directory $(JFLAG) all test-bins
+	@{ $(STAGE) lint $(MAKE) --no-print-directory lint >$(BUILD)/check/lint.log 2>&1; \
+	  echo $$? >$(BUILD)/check/lint.rc; } & \
+	$(MAKE) --no-print-directory check-rest; rc=$$?; wait; \
+	echo "== lint (beside the other stages)"; cat $(BUILD)/check/lint.log; \
+	[ $$rc = 0 ] && [ "$$(cat $(BUILD)/check/lint.rc)" = 0 ]
+	@echo "== make check: the stages so far (wall and CPU seconds; lint ran beside the others)"; \
+	cat $(STAGE_TIMES)
 	@$(MAKE) --no-print-directory $(JFLAG) test
 
 HELPERS  := $(BUILD)/progress_child
@@ -145,6 +161,11 @@ cli: all $(UNIT_BINS) $(HELPERS)
 
 asan:
 	@$(MAKE) --no-print-directory SANITIZE=1 test
+
+# the suite three times in a row beside another `sparkops watch` and
+# `stress-ng --cpu` (scripts/stress-suite.sh; ROUNDS=, STRESS_ROOT=sealed, T=NAME)
+stress-suite: all $(UNIT_BINS) $(HELPERS)
+	@scripts/stress-suite.sh $(BUILD) $(T)
 
 # ---- install -----------------------------------------------------------------
 
@@ -186,7 +207,7 @@ FUZZ_SRCS  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
 FUZZ_OBJS  := $(SRCS:%.c=build-fuzz/obj/%.o) $(ASRCS:%.S=build-fuzz/obj/%.o)
 
-.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra werror tsan tsan-build layers
+.PHONY: fuzz fuzz-build fuzz-check lint cppcheck clang-tidy valgrind check-extra check-rest werror tsan tsan-build layers
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -281,16 +302,21 @@ layers:
 	@scripts/check-layers.sh && echo "layers: ok"
 	@scripts/check-writes.sh && echo "writes: ok (one door)"
 
+# check-rest: what make check runs beside lint, one stage after another;
+# check-extra: every extra stage in one lane (lint included)
+check-rest: all $(UNIT_BINS)
+	@$(STAGE) layers $(MAKE) --no-print-directory layers
+	@$(STAGE) werror $(MAKE) --no-print-directory werror
+	@$(STAGE) tsan $(MAKE) --no-print-directory tsan
+	@$(STAGE) valgrind $(MAKE) --no-print-directory valgrind
+	@$(STAGE) fuzz-build $(MAKE) --no-print-directory $(JFLAG) fuzz-build
+	@$(STAGE) fuzz-check $(MAKE) --no-print-directory fuzz-check
+	@$(STAGE) check-unsigned-char $(MAKE) --no-print-directory check-unsigned-char
+	@$(STAGE) check-arm64 $(MAKE) --no-print-directory check-arm64
+	@$(STAGE) asan $(MAKE) --no-print-directory $(JFLAG) asan
 check-extra: all $(UNIT_BINS)
-	@$(MAKE) --no-print-directory layers
-	@$(MAKE) --no-print-directory werror
-	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory valgrind
-	@$(MAKE) --no-print-directory $(JFLAG) fuzz-build
-	@$(MAKE) --no-print-directory fuzz-check
-	@$(MAKE) --no-print-directory check-unsigned-char
-	@$(MAKE) --no-print-directory check-arm64
+	@$(MAKE) --no-print-directory check-rest
 
 # ==== aarch64 (the DGX Spark's CPU) ============================================
 # check-arm64: cross-build everything with -Werror into build-arm64/ and run

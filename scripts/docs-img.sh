@@ -6,14 +6,17 @@
 # the log's own UTC offset, so the file only changes when the code does.
 # And serve's live page as a screenshot (docs/img/serve-page.png), and with
 # --peer, two nodes side by side (docs/img/serve-nodes.png).
-# Usage: scripts/docs-img.sh [BUILD] [OUT]
+# Usage: scripts/docs-img.sh [BUILD] [OUT] [svg]
+# (svg: the chart only, no screenshot: what tests/cli/test_report.sh compares)
 BUILD=${1:-build}
 OUT=${2:-docs/img/report-example.svg}
+ONLY=${3:-}
 cd "$(dirname "$0")/.." || exit 2
 L=tests/fixtures/logs
 "$BUILD/sparkops" report "$L/thermal-guard.csv" --svg "$OUT" \
 	--training-log "$L/train-example.log" \
 	--training-regex '^([0-9-]+ [0-9:,]+) .*(Saving model checkpoint|Running Evaluation)' >/dev/null || exit 1
+[ "$ONLY" != svg ] || exit 0
 
 # serve's live page on the gb10-loaded fixture with the fake NVML, in headless
 # Chromium (docs/img/serve-page.png); skipped, with the reason, without it

@@ -11,6 +11,11 @@ case $t in
 *) CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT; set -- "$t"; unit=1 ;;
 esac
 name=$(basename "$t")
+# one of the scripts that must not run beside each other (run-tests.sh:
+# SPARKOPS_TEST_SERIAL): under the lock, which flock holds (-o: not the script's children)
+case " $SPARKOPS_TEST_SERIAL " in
+*" $name "*) [ -n "$SPARKOPS_TEST_LOCK" ] && command -v flock >/dev/null && set -- flock -o "$SPARKOPS_TEST_LOCK" "$@" ;;
+esac
 if [ -n "$SPARKOPS_TEST_LOGS" ]; then
 	log="$SPARKOPS_TEST_LOGS/$name"
 	errto="$log.err"

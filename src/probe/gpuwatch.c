@@ -173,6 +173,19 @@ void sp_gpu_mark(struct sp_gpu *g, enum sp_why why)
 	}
 }
 
+/* what is known about the GPUs without asking the driver again: who they
+ * are, every reading marked timeout */
+static void keep_ident(const struct sp_gpu_snap *snap)
+{
+	gpu_caller.nident = snap->ngpu;
+	for (int i = 0; i < snap->ngpu; i++) {
+		gpu_caller.ident[i] = snap->gpus[i];
+		sp_gpu_mark(&gpu_caller.ident[i], SP_TIMEOUT);
+	}
+	if (snap->lib[0])
+		snprintf(gpu_caller.lib, sizeof gpu_caller.lib, "%s", snap->lib);
+}
+
 static void merge(struct sp_sample *s, const struct sp_gpu_snap *snap)
 {
 	s->gpu_status = snap->status;
@@ -191,14 +204,7 @@ static void merge(struct sp_sample *s, const struct sp_gpu_snap *snap)
 		p->gpu_mem.v = (p->gpu_mem.why == SP_OK ? p->gpu_mem.v : 0) + snap->procs[i].bytes;
 		p->gpu_mem.why = SP_OK;
 	}
-	/* what is known about the GPUs without asking the driver again */
-	gpu_caller.nident = snap->ngpu;
-	for (int i = 0; i < snap->ngpu; i++) {
-		gpu_caller.ident[i] = snap->gpus[i];
-		sp_gpu_mark(&gpu_caller.ident[i], SP_TIMEOUT);
-	}
-	if (snap->lib[0])
-		snprintf(gpu_caller.lib, sizeof gpu_caller.lib, "%s", snap->lib);
+	keep_ident(snap);
 }
 
 int sp_gpu_poll(struct sp_sample *s, double deadline)
@@ -224,21 +230,31 @@ int sp_gpu_poll(struct sp_sample *s, double deadline)
 	if (gpu_caller.fresh)
 		while (gpu_shared.done < gpu_caller.want && sp_mono_now() < deadline)
 			wait_until(deadline);
+	double since = gpu_shared.busy_since;
 	if (gpu_shared.done >= gpu_caller.want) {
 		gpu_caller.got = gpu_shared.pub;
 		pthread_mutex_unlock(&gpu_shared.mu);
 		gpu_caller.sticky = gpu_caller.got.sticky;
-		merge(s, &gpu_caller.got);
-		return 0;
+		/* A pass an earlier sample asked for, which ended after that
+		 * sample's deadline (between this sample's request and now), holds
+		 * readings from before this sample: they are not shown as current.
+		 * Its identity of the GPUs is kept, and an answer that cannot change
+		 * (sticky: no driver) is no reading and stands. */
+		if (gpu_caller.fresh || gpu_caller.sticky) {
+			merge(s, &gpu_caller.got);
+			return 0;
+		}
+		keep_ident(&gpu_caller.got);
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "a pass asked %.1f s ago answered after its deadline",
+			 sp_mono_now() - since);
+	} else {
+		pthread_mutex_unlock(&gpu_shared.mu);
+		const char *call = atomic_load_explicit(&sp_nvml_in_call, memory_order_relaxed);
+		snprintf(s->gpu_detail, sizeof s->gpu_detail, "still in %s after %.1f s", call ? call : "a pass",
+			 sp_mono_now() - since);
 	}
-	double since = gpu_shared.busy_since;
-	pthread_mutex_unlock(&gpu_shared.mu);
-
-	const char *call = atomic_load_explicit(&sp_nvml_in_call, memory_order_relaxed);
-	double waited = sp_mono_now() - since;
 	s->gpu_status = SP_TIMEOUT;
 	s->gpu_driver_why = s->cuda_driver_why = SP_TIMEOUT;
-	snprintf(s->gpu_detail, sizeof s->gpu_detail, "still in %s after %.1f s", call ? call : "a pass", waited);
 	s->ngpu = gpu_caller.nident;
 	memcpy(s->gpus, gpu_caller.ident, (size_t)gpu_caller.nident * sizeof s->gpus[0]);
 	return -ETIMEDOUT;

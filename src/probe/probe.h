@@ -77,7 +77,8 @@ struct sp_proc *sp_proc_ensure(struct sp_sample *s, int pid);
  * must not include SP_READ_GPU. */
 /* sp_mono_now(): util/clock.h */
 /* Ask for a pass. 0: started; 1: a pass asked for earlier is still running
- * (the next poll will not wait for it); -EAGAIN: the thread could not start. */
+ * (the next poll will not wait for it, nor show its readings, which predate
+ * this sample, should it end meanwhile); -EAGAIN: the thread could not start. */
 int sp_gpu_read_async(void);
 /* Wait for the pass until `deadline` (sp_mono_now() seconds), then fill the
  * GPU part of *s (gpu_status, gpu_detail, ngpu, gpus[], per-process GPU memory

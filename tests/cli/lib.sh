@@ -40,6 +40,23 @@ run() {
 	RC=$?
 }
 
+# read_in FILE... : reads each file into the page cache, again until fincore
+# (util-linux) says 90% of it is resident, at most 5 reads (memory pressure
+# or the kernel's DAMON reclaim can take the pages of a file just read); one
+# read where fincore is missing
+read_in() {
+	for _f in "$@"; do
+		_i=0
+		while :; do
+			cat "$_f" >/dev/null
+			_i=$((_i + 1))
+			command -v fincore >/dev/null || break
+			_r=$(fincore -b -n -o RES "$_f" 2>/dev/null | awk '{ print $1 }')
+			[ "${_r:-0}" -lt $(($(stat -c %s "$_f") * 9 / 10)) ] && [ $_i -lt 5 ] || break
+		done
+	done
+}
+
 # sysroot NAME : the args that point the roots at a fixture tree
 sysroot() {
 	echo "--procfs $FIX/$1/proc --sysfs $FIX/$1/sys"

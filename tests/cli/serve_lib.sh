@@ -13,6 +13,7 @@ _report $? "the test client builds"
 # (the address of an http:// or https:// server)
 start_serve() {
 	SLOG="$TMP/serve.$$.$(date +%s%N).err"
+	: >"$SLOG" # made before serve starts: the wait below reads it at once
 	env SPARKOPS_NVML_LIB="$FAKE_NVML" FAKE_NVML_SCENARIO="$SC/gb10.scn" \
 		$SPARKOPS serve --procfs "$FIX/gb10-loaded/proc" --sysfs "$FIX/gb10-loaded/sys" "$@" \
 		>/dev/null 2>"$SLOG" &

@@ -41,7 +41,7 @@ run $AS_NOBODY $S evict --json "$F"
 expect_jq '.not_owned_resident_bytes == null and .not_owned_residency_unknown == 1' "JSON: null, not a figure"
 
 # 2. --any-owner on a cached file: evicted, and no "50.0 MiB before, 50.0 MiB after"
-cat "$F" >/dev/null
+read_in "$F"
 r0=$(res "$F")
 run $AS_NOBODY $S evict --any-owner "$F"
 expect_rc 0 "--any-owner: nobody evicts a readable file of root's"
@@ -50,7 +50,7 @@ r1=$(res "$F")
 _report $? "fincore: the pages were evicted ($r0 -> $r1 bytes)"
 expect_out 'evicted 1 file \(50\.0 MiB\): residency unknown' "the text says residency unknown"
 expect_no_out 'resident before' "no before/after figures mincore cannot give"
-cat "$F" >/dev/null
+read_in "$F"
 run $AS_NOBODY $S evict --any-owner --json "$F"
 expect_jq '.files == 1 and .resident_before_bytes == null and .resident_after_bytes == null and .evicted_bytes == null' \
 	"JSON: before, after and evicted are null"
@@ -58,7 +58,7 @@ expect_jq '.residency_unknown_files == 1 and .residency_unknown_bytes == 5242880
 
 # 3. the owner still gets figures (the same file, now nobody's)
 chown nobody:"$grp" "$F"
-cat "$F" >/dev/null
+read_in "$F"
 run $AS_NOBODY $S evict --json "$F"
 expect_jq '.resident_before_bytes >= 47185920 and .resident_after_bytes <= 5242880 and .residency_unknown_files == 0' \
 	"the owner: measured before and after"

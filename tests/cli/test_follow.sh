@@ -72,8 +72,10 @@ OUT=f.err
 expect_out 'slowdown: [0-9.]+ epoch/h is [0-9]+% under the [0-9.]+ epoch/h baseline' "--follow: said on stderr in epoch/h"
 # the episode starts as the rolling rate crosses under the baseline: on a
 # loaded box that can be mid-way down (90 of 120), so its rate is checked to
-# be under the baseline, and the samples after it to reach the slow pace
-awk -F, 'NR==1{for(i=1;i<=NF;i++)c[$i]=i} $3=="event" && $4=="episode_start" {if (match($0, /rate=[0-9.]+/)) r=substr($0, RSTART+5, RLENGTH-5)+0} END {exit !(r>=40 && r<=100)}' f.csv
+# be under the baseline, and the samples after it to reach the slow pace;
+# a starved trainer (stress-suite: 36.8) writes late, so the rolling rate
+# can dip under the slow pace (60) itself: 20 is the floor, not 40
+awk -F, 'NR==1{for(i=1;i<=NF;i++)c[$i]=i} $3=="event" && $4=="episode_start" {if (match($0, /rate=[0-9.]+/)) r=substr($0, RSTART+5, RLENGTH-5)+0} END {exit !(r>=20 && r<=100)}' f.csv
 _report $? "--follow: the episode's rate is under the baseline, toward the slow pace"
 slow_after_episode f.csv 2
 _report $? "--follow: after the episode starts, the samples show the slow pace (about 60 epoch/h)"

@@ -3,24 +3,7 @@
 # A slow driver does not stretch the samples of run/watch: the GPU waits at
 # most half the interval, and its readings say timeout, never a stale value.
 . "$(dirname "$0")/lib.sh"
-# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
-export SPARKOPS_TEST_PROCFS_WRITES=1
-S=$SPARKOPS
-NONV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-SC="$(cd "$(dirname "$0")/../fake-nvml/scenarios" && pwd)"
-IDLE="--procfs $FIX/gb10-idle/proc --sysfs $FIX/gb10-idle/sys"
-cd "$TMP" || exit 2
-
-# wait_for CMD... : up to 5 s for CMD to succeed
-wait_for() {
-	i=0
-	while ! "$@" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	"$@" 2>/dev/null
-}
-# gone PID : true when PID has ended (or is a zombie nobody waits for)
-gone() {
-	[ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
-}
+. "$(dirname "$0")/jobs_lib.sh"
 
 # --- a slow driver does not stretch the samples: the GPU waits at most half the interval ----
 # slow-1s.scn: every temperature query takes 1 s. At --interval 0.2 for 2 s

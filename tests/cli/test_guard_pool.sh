@@ -54,7 +54,7 @@ _report $? "the fixture's drop_caches is not written (no --guard-flush)"
 CD="$BUILD_DIR/guard-cold.$$"
 mkdir -p "$CD"
 if [ "$(stat -f -c %T "$CD")" != tmpfs ]; then
-	dd if=/dev/zero of="$CD/shard.bin" bs=1M count=128 conv=fsync status=none && cat "$CD/shard.bin" >/dev/null
+	dd if=/dev/zero of="$CD/shard.bin" bs=1M count=128 conv=fsync status=none && read_in "$CD/shard.bin"
 	run $NONV $S run --interval 0.2 --log e.csv --guard-min-free 6GiB --guard-evict "$CD" $FX -- sleep 1
 	expect_rc 0 "--guard-evict: the job still ends by itself"
 	expect_err "guard: evicted the job's own files from the page cache \([0-9]+ files? and 1 under --guard-evict\)" \

@@ -41,7 +41,7 @@ resident() { # bytes of the file in the page cache (fincore), or "" when fincore
 }
 
 dd if=/dev/zero of="$F" bs=1M count=$MIB conv=fsync status=none
-cat "$F" >/dev/null
+read_in "$F"
 res0=$(resident)
 [ -z "$res0" ] || [ "$res0" -ge $((SIZE * 9 / 10)) ]
 _report $? "the test file is in the page cache (${res0:-?} bytes resident)"
@@ -66,7 +66,7 @@ if [ -z "$res1" ]; then
 fi
 
 # as root: the real flush
-cat "$F" >/dev/null
+read_in "$F"
 c0=$(cached)
 # flush ARGS...: --apply 1, again with --force when another session's
 # 'sparkops run/watch' is watching a job on this machine (its refusal is the

@@ -31,11 +31,25 @@ echo 3 >/proc/sys/vm/drop_caches
 free_kb=$(awk '/^MemFree:/ { print $2 }' /proc/meminfo)
 FLOOR_KB=$((free_kb - 1048576)) # 1 GiB under MemFree: the flood crosses it
 LOG="$TMP/lg.csv"
-cd "$TMP" || exit 2
-run $S run --interval 1 --log "$LOG" --guard-load --guard-floor "${FLOOR_KB}KiB" -- \
-	sh -c "dd if=/dev/zero of='$F' bs=1M count=$MIB status=none; sleep 8; echo 'INFO:     Application startup complete.'; sleep 2"
-expect_rc 0 "the job ran under the load guard"
 R="$LOG.receipts.jsonl"
+cd "$TMP" || exit 2
+# the job waits on the guard's receipts, not on the clock: after the flood,
+# until an action brought MemFree back above the floor (at most 30 s), then
+# it prints the readiness line and waits for the guard's stop (at most 10 s)
+cat >"$TMP/job.sh" <<'JOB'
+dd if=/dev/zero of="$1" bs=1M count="$2" status=none
+i=0
+while [ $i -lt 300 ] && ! awk -v f="$3" '/"event":"action"/ && match($0, /"mem_free_after_bytes":[0-9]+/) {
+	if (substr($0, RSTART + 23, RLENGTH - 23) + 0 > f + 0) ok = 1 } END { exit !ok }' "$4" 2>/dev/null; do
+	sleep 0.1; i=$((i + 1))
+done
+echo 'INFO:     Application startup complete.'
+i=0
+while [ $i -lt 100 ] && ! grep -q '"event":"stop"' "$4" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+JOB
+run $S run --interval 1 --log "$LOG" --guard-load --guard-floor "${FLOOR_KB}KiB" -- \
+	sh "$TMP/job.sh" "$F" "$MIB" "$((FLOOR_KB * 1024))" "$R"
+expect_rc 0 "the job ran under the load guard"
 [ -s "$R" ]
 _report $? "receipts written next to the log ($R)"
 python3 - "$R" "$((FLOOR_KB * 1024))" >"$TMP/py" 2>&1 <<'PY'
@@ -72,14 +86,18 @@ _report $? "vm sysctls unchanged ($vm0)"
 _report 0 "the flood file is removed"
 
 # a readiness regex that never matches: the deadline ends the guard, and says so
-run $S run --interval 1 --log "$TMP/d.csv" --guard-load --ready 'never-printed' --guard-deadline 1.5 -- sleep 3
+# (the job lasts until the guard's stop is in its receipts, at most 10 s)
+until_stop='i=0; while [ $i -lt 100 ] && ! grep -q "\"event\":\"stop\"" "$0" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done'
+run $S run --interval 1 --log "$TMP/d.csv" --guard-load --ready 'never-printed' --guard-deadline 1.5 -- \
+	sh -c "$until_stop" "$TMP/d.csv.receipts.jsonl"
 expect_rc 0 "a job whose readiness line never comes"
 expect_err 'deadline passed and the readiness line never came \(--ready did not match\)' "the deadline ends the guard with a line saying so"
 grep -q '"reason":"deadline"' "$TMP/d.csv.receipts.jsonl"
 _report $? "the receipt says deadline"
 # a stop file ends it too
 touch "$TMP/stop"
-run $S run --interval 1 --log "$TMP/s.csv" --guard-load --guard-stop-file "$TMP/stop" -- sleep 1
+run $S run --interval 1 --log "$TMP/s.csv" --guard-load --guard-stop-file "$TMP/stop" -- \
+	sh -c "$until_stop" "$TMP/s.csv.receipts.jsonl"
 grep -q '"reason":"stop_file"' "$TMP/s.csv.receipts.jsonl"
 _report $? "the stop file ends the guard"
 run $S run --ready x -- true

@@ -250,7 +250,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -n "$SPARKOPS_UNDER_QEMU" ]; then
 	skip_case "docs/img/report-example.svg is up to date" "docs-img.sh runs \$BUILD/sparkops itself, not through qemu"
 else
-sh "$top/scripts/docs-img.sh" "${BUILD_DIR#$top/}" "$TMP/example.svg"
+sh "$top/scripts/docs-img.sh" "${BUILD_DIR#$top/}" "$TMP/example.svg" svg
 cmp -s "$TMP/example.svg" "$top/docs/img/report-example.svg"
 _report $? "docs/img/report-example.svg is up to date (make docs-img)"
 svg_checks "$TMP/example.svg" "README example"

@@ -95,7 +95,8 @@ cmp -s fd_plain fd_run
 _report $? "the job's descriptors are the same as without sparkops"
 
 # --- the log ----------------------------------------------------------------------------------
-run $NONV $S run --interval 0.1 --log lg.csv $IDLE -- $PC sleep 0.5
+# (a 1.5 s job for the 3 samples asked below: under load 0.5 s gave 2)
+run $NONV $S run --interval 0.1 --log lg.csv $IDLE -- $PC sleep 1.5
 expect_rc 0 "a short job with 0.1 s samples"
 expect_err "logging to 'lg.csv' every 0.1s" "the log is named at the start"
 head -1 lg.csv | grep -q '^time,unix_time,type,event,detail,'

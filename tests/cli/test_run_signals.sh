@@ -4,24 +4,7 @@
 # row last in the log, also with a hung driver; the guard's flush cannot block
 # on a FIFO.
 . "$(dirname "$0")/lib.sh"
-# these cases flush into a fixture tree of our own: the test switch (docs/RELIABILITY.md)
-export SPARKOPS_TEST_PROCFS_WRITES=1
-S=$SPARKOPS
-NONV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-SC="$(cd "$(dirname "$0")/../fake-nvml/scenarios" && pwd)"
-IDLE="--procfs $FIX/gb10-idle/proc --sysfs $FIX/gb10-idle/sys"
-cd "$TMP" || exit 2
-
-# wait_for CMD... : up to 5 s for CMD to succeed
-wait_for() {
-	i=0
-	while ! "$@" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	"$@" 2>/dev/null
-}
-# gone PID : true when PID has ended (or is a zombie nobody waits for)
-gone() {
-	[ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
-}
+. "$(dirname "$0")/jobs_lib.sh"
 
 # --- SIGTERM / SIGINT end 'sparkops run' promptly: the job gone, the exit row last -----------
 # term_case NAME SIG WANT_RC ENV... : start 'sparkops run -- sleep 30' (with

@@ -1,10 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # sparkops serve and the network: a non-loopback address needs --allow-remote;
-# TLS and basic authentication (--web-config); a slowloris that trickles
-# header lines is cut by the whole-request deadline while real scrapes get
-# through; a 32-scrape burst from one address is served and the excess is
-# answered 503 with Retry-After; serve is locked in memory.
+# TLS and basic authentication (--web-config); a 32-scrape burst from one
+# address is served and the excess is answered 503 with Retry-After; serve is
+# locked in memory. The slowloris cases: test_serve_slowloris.sh.
 # Loopback only (127.0.0.0/8; 0.0.0.0 only inside a network namespace of its
 # own); every loop and flood is bounded in count and time.
 . "$(dirname "$0")/lib.sh"
@@ -133,43 +132,6 @@ printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: other.pem\n' >"$T
 run $S serve --listen 127.0.0.1:0 --web-config "$TMP/web/b4.yml"
 expect_rc 2 "a key that does not match the certificate"
 expect_err "refused the TLS certificate or key" "  said"
-
-# --- slowloris: 8 addresses x 8 connections, one header line every 2 s -----------------------------
-# scrape_during_attack NAME : 8 trickling clients for 10 s, a real scrape every
-# second meanwhile (each may take up to 8 s, within Prometheus' 10 s timeout)
-scrape_during_attack() {
-	for a in 2 3 4 5 6 7 8 9; do
-		"$HTTPC" trickle $HOST $PORT 8 2000 10000 127.0.0.$a >"$TMP/trickle.$a" &
-		eval "tp$a=\$!"
-	done
-	sleep 0.5
-	okn=0
-	n=0
-	t_end=$(($(date +%s) + 10))
-	while [ $n -lt 12 ] && [ "$(date +%s)" -lt $t_end ]; do
-		code=$(curl -s --max-time 8 -o /dev/null -w '%{http_code}' "http://$ADDR/metrics")
-		[ "$code" = 200 ] && okn=$((okn + 1))
-		n=$((n + 1))
-		sleep 1
-	done
-	for a in 2 3 4 5 6 7 8 9; do eval "wait \$tp$a"; done
-	[ $n -ge 5 ] && [ $okn = $n ]
-	_report $? "$1: every real scrape answered during the attack ($okn of $n)"
-	cut=$(cat "$TMP"/trickle.* | sed -n 's/.*cut=\([0-9]*\).*/\1/p' | awk '{s += $1} END {print s + 0}')
-	life=$(cat "$TMP"/trickle.* | sed -n 's/.*max_life_ms=\([0-9]*\).*/\1/p' | sort -n | tail -1)
-	# 5 s deadline + the reaper's 0.2 s + one 2 s trickle to notice
-	[ "$cut" -ge 64 ] && [ "${life:-99999}" -le 8000 ]
-	_report $? "$1: trickled requests are cut at the deadline (cut $cut, longest ${life} ms)"
-	rm -f "$TMP"/trickle.*
-}
-start_secure
-scrape_during_attack "defaults"
-stop_serve
-# the reported case: 64 trickling connections fill --max-connections 64
-start_secure --max-connections 64
-scrape_during_attack "--max-connections 64 filled by the attack"
-stop_serve
-expect_rc 0 "clean exit after the attack"
 
 # --- bursts from one address --------------------------------------------------------------------
 start_secure --cache 0

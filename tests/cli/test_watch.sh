@@ -22,7 +22,8 @@ expect_err '--pid 4000000: no such process' "the missing process is named"
 run $S watch --duration 0
 expect_rc 2 "--duration 0 is refused"
 
-run env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn $S watch --interval 0.1 --duration 0.5 \
+# (1.5 s for the 4 samples asked below: a loaded machine may starve it)
+run env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn $S watch --interval 0.1 --duration 1.5 \
 	--log w.csv --summary w.json $IDLE
 expect_rc 0 "watch --duration ends by itself"
 expect_err 'summary:' "with the summary"
