@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/msg.h"
+#include "qemu_skip.h"
 
 struct seen {
 	int calls;
@@ -102,6 +103,7 @@ static void *warn_thread(void *arg)
 static void from_another_thread(void **st)
 {
 	(void)st;
+	SKIP_UNDER_QEMU(QEMU_THREADS);
 	int state = 7, saved;
 	memset(&seen, 0, sizeof seen);
 	stderr_to_file(&saved);
