@@ -4,6 +4,7 @@
 #include "account/fit.h"
 #include "account/footprint.h"
 #include "account/planmodel.h"
+#include "model/model.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -197,26 +198,6 @@ void sp_rung_model_needs(const struct sp_model_shape *m, const struct sp_plan_op
 
 static int find_log_model(const char *log_model, struct sp_model_shape *m);
 
-/* the weights' precision a checkpoint's name says (a published quantized
- * repository: "-FP8-dynamic", "-AWQ", "-GPTQ-Int4", "-bnb-4bit" ...); NONE
- * when it says none (bf16) */
-static enum sp_quant name_quant(const char *name)
-{
-	static const char *const q4[] = { "awq", "gptq", "int4", "nvfp4", "mxfp4", "fp4", "4bit", "4-bit", "w4a16", "bnb-4" };
-	static const char *const q8[] = { "fp8", "int8", "w8a8", "8bit", "8-bit" };
-	char low[128];
-	size_t i = 0;
-	for (; name[i] && i + 1 < sizeof low; i++)
-		low[i] = (char)tolower((unsigned char)name[i]);
-	low[i] = 0;
-	for (size_t k = 0; k < sizeof q4 / sizeof q4[0]; k++)
-		if (strstr(low, q4[k]))
-			return SP_QUANT_FP4;
-	for (size_t k = 0; k < sizeof q8 / sizeof q8[0]; k++)
-		if (strstr(low, q8[k]))
-			return SP_QUANT_INT8;
-	return SP_QUANT_NONE;
-}
 
 int sp_rung_log_model_check(const char *log_model, struct sp_ladder_model_check *mc)
 {
@@ -232,7 +213,8 @@ int sp_rung_log_model_check(const char *log_model, struct sp_ladder_model_check 
 	sp_plan_opts_init(&o);
 	o.method = SP_METHOD_INFER;
 	/* a published quantized checkpoint is planned at its precision */
-	o.quant = m->prequantized ? SP_QUANT_NONE : name_quant(log_model);
+	int bits = m->prequantized ? 0 : sp_name_weight_bits(log_model);
+	o.quant = bits == 4 ? SP_QUANT_FP4 : bits == 8 ? SP_QUANT_INT8 : SP_QUANT_NONE;
 	mc->how = "the log's model";
 	mc->precision = o.quant == SP_QUANT_INT8 ? "8-bit weights" : o.quant == SP_QUANT_FP4 ? "4-bit weights" : "bf16";
 	sp_rung_model_needs(m, &o, mc);

@@ -5,6 +5,7 @@
  * 3 bf16 LoRA before QLoRA; 4 a smaller model or two Sparks. A load-phase OOM
  * points at the load-time peak, never at the batch. */
 #include "ladder/ladder.h"
+#include "model/model.h"
 #include "util/units.h"
 
 #include <ctype.h>
@@ -387,23 +388,6 @@ enum sp_log_method sp_ladder_method_down(enum sp_log_method m)
 	}
 }
 
-/* a checkpoint whose name says it is stored in 4 bits or fewer */
-static bool model_4bit(const char *m)
-{
-	static const char *const marks[] = { "awq", "gptq", "nvfp4", "mxfp4", "fp4", "int4", "w4a16", "4bit", "4-bit",
-					     "q4_", "q3_", "q2_", "iq4", "iq3", "iq2", "bnb-4" };
-	if (!m)
-		return false;
-	char low[128];
-	size_t i = 0;
-	for (; m[i] && i + 1 < sizeof low; i++)
-		low[i] = (char)tolower((unsigned char)m[i]);
-	low[i] = 0;
-	for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++)
-		if (strstr(low, marks[k]))
-			return true;
-	return false;
-}
 
 /* The kinds whose figure "tried" is the whole of what the job asked for (not
  * one allocation on top of what it held): vLLM's start-up reservation,
@@ -530,7 +514,7 @@ void sp_ladder_skip_reason(int rung, const struct sp_job_facts *f, char *buf, si
 	else if (rung == 3 && fam == SP_FAMILY_TRAINING && f->method == SP_LOG_METHOD_QLORA && f->kind != SP_OOM_BNB)
 		snprintf(buf, n, "the job is already QLoRA (%s): there is no lower tier",
 			 f->method_why ? f->method_why : "the log says so");
-	else if (rung == 3 && fam != SP_FAMILY_TRAINING && model_4bit(f->model))
+	else if (rung == 3 && fam != SP_FAMILY_TRAINING && sp_name_weight_bits(f->model) == 4)
 		snprintf(buf, n, "'%s' is already a 4-bit checkpoint: there is no lower tier that keeps its quality",
 			 f->model);
 	else if (rung == 3 && serving_family(fam) && f->plan_need_q4 && sp_ok(f->total.why) &&

@@ -114,12 +114,7 @@ static bool record(struct sp_oomlog *p, enum sp_oom_kind k, const char *s, size_
 	}
 	p->evidence[o] = 0;
 	p->evidence_line = p->lines + 1;
-	oom_unset(&p->fig.tried);
-	oom_unset(&p->fig.total);
-	oom_unset(&p->fig.free);
-	oom_unset(&p->fig.reserved_unalloc);
-	oom_unset(&p->fig.kv_needed);
-	oom_unset(&p->fig.kv_available);
+	oom_figs_unset(p);
 	/* the phase of this failure: the traceback's innermost marker, else the
 	 * log's progress at the time */
 	if (k == SP_OOM_VLLM_STARTUP || k == SP_OOM_VLLM_KV) {

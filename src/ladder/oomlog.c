@@ -154,12 +154,7 @@ const char *sp_log_method_key(enum sp_log_method m)
 void sp_oomlog_init(struct sp_oomlog *p)
 {
 	memset(p, 0, sizeof *p);
-	oom_unset(&p->fig.tried);
-	oom_unset(&p->fig.total);
-	oom_unset(&p->fig.free);
-	oom_unset(&p->fig.reserved_unalloc);
-	oom_unset(&p->fig.kv_needed);
-	oom_unset(&p->fig.kv_available);
+	oom_figs_unset(p);
 	p->sig = 0x243F6A8885A308D3ULL;
 }
 

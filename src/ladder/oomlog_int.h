@@ -38,6 +38,17 @@ static inline void oom_unset(struct sp_u64 *f)
 	f->why = SP_MISSING;
 }
 
+/* the failure's figures, none read yet (a new log, a new failure) */
+static inline void oom_figs_unset(struct sp_oomlog *p)
+{
+	oom_unset(&p->fig.tried);
+	oom_unset(&p->fig.total);
+	oom_unset(&p->fig.free);
+	oom_unset(&p->fig.reserved_unalloc);
+	oom_unset(&p->fig.kv_needed);
+	oom_unset(&p->fig.kv_available);
+}
+
 static inline void oom_set_why(char *dst, size_t n, const char *why)
 {
 	snprintf(dst, n, "%s", why);

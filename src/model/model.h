@@ -18,6 +18,10 @@ enum sp_dtype {
 	SP_DT_N
 };
 const char *sp_dtype_name(enum sp_dtype d);
+/* The weights' precision a checkpoint's name says: 4 for 4 bits or fewer
+ * ("-AWQ", "-GPTQ-Int4", "-bnb-4bit", GGUF's "Q4_K_M" ...), 8 for 8 bits
+ * ("-FP8-dynamic", "-int8" ...), 0 when it says none (or name is NULL). */
+int sp_name_weight_bits(const char *name);
 
 enum sp_model_source { SP_SRC_NONE, SP_SRC_FOLDER, SP_SRC_CONFIG, SP_SRC_GGUF, SP_SRC_CATALOG, SP_SRC_PARAMS };
 

@@ -473,6 +473,23 @@ static void catalog_override(void **st)
 	unsetenv("SPARKOPS_CATALOG");
 }
 
+/* the precision a checkpoint's name says: one reader for the ladder's
+ * rung 3 and ladder --plan's model check */
+static void name_weight_bits(void **st)
+{
+	(void)st;
+	assert_int_equal(sp_name_weight_bits("Qwen/Qwen2.5-72B-Instruct-AWQ"), 4);
+	assert_int_equal(sp_name_weight_bits("TheBloke/Llama-2-13B-GPTQ"), 4);
+	assert_int_equal(sp_name_weight_bits("unsloth/llama-3-8b-bnb-4bit"), 4);
+	assert_int_equal(sp_name_weight_bits("Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"), 4);
+	assert_int_equal(sp_name_weight_bits("model-IQ3_XS.gguf"), 4);
+	assert_int_equal(sp_name_weight_bits("neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic"), 8);
+	assert_int_equal(sp_name_weight_bits("Qwen-7B-Chat-Int8"), 8);
+	assert_int_equal(sp_name_weight_bits("meta-llama/Llama-3.1-8B"), 0);
+	assert_int_equal(sp_name_weight_bits(""), 0);
+	assert_int_equal(sp_name_weight_bits(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +503,7 @@ int main(void)
 		cmocka_unit_test(quant_config),       cmocka_unit_test(bad_configs),
 		cmocka_unit_test(missing_file),       cmocka_unit_test(catalog_lookup),
 		cmocka_unit_test(catalog_published),  cmocka_unit_test(catalog_override),
+		cmocka_unit_test(name_weight_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
