@@ -34,27 +34,19 @@ static void torch_figures(struct sp_oomlog *p, const char *s, size_t n)
 	if (size_after(s, n, "total capacity of", &f.total) || size_after(s, n, "total capacty of", &f.total)) {
 		(void)size_after(s, n, "of which", &f.free);
 		uint64_t b;
-		if (size_before(s, n, "is reserved by PyTorch but unallocated", &b)) {
-			f.reserved_unalloc.v = b;
-			f.reserved_unalloc.why = SP_OK;
-		}
+		if (size_before(s, n, "is reserved by PyTorch but unallocated", &b))
+			oom_set(&f.reserved_unalloc, b);
 	} else {
 		/* PyTorch 1.x: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated;
 		 * 3.06 MiB free; 14.71 GiB reserved in total by PyTorch)" */
 		uint64_t b, alloc, resv;
-		if (size_before(s, n, "total capacity", &b)) {
-			f.total.v = b;
-			f.total.why = SP_OK;
-		}
-		if (size_before(s, n, " free;", &b) || size_before(s, n, " free)", &b)) {
-			f.free.v = b;
-			f.free.why = SP_OK;
-		}
+		if (size_before(s, n, "total capacity", &b))
+			oom_set(&f.total, b);
+		if (size_before(s, n, " free;", &b) || size_before(s, n, " free)", &b))
+			oom_set(&f.free, b);
 		if (size_before(s, n, "already allocated", &alloc) &&
-		    size_before(s, n, "reserved in total by PyTorch", &resv) && resv >= alloc) {
-			f.reserved_unalloc.v = resv - alloc;
-			f.reserved_unalloc.why = SP_OK;
-		}
+		    size_before(s, n, "reserved in total by PyTorch", &resv) && resv >= alloc)
+			oom_set(&f.reserved_unalloc, resv - alloc);
 	}
 	p->fig = f;
 }
@@ -78,12 +70,9 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 			char tmp[48];
 			snprintf(tmp, sizeof tmp, "%.6f %.5s", fr, u);
 			uint64_t frb;
-			if (sp_match_size(tmp, &frb)) {
-				p->fig.free.v = frb;
-				p->fig.free.why = SP_OK;
-			}
-			p->fig.total.v = tot;
-			p->fig.total.why = SP_OK;
+			if (sp_match_size(tmp, &frb))
+				oom_set(&p->fig.free, frb);
+			oom_set(&p->fig.total, tot);
 		}
 	}
 	k = HAS(s, n, "GPU memory utilization (");
@@ -94,10 +83,8 @@ static void vllm_figures(struct sp_oomlog *p, const char *s, size_t n)
 			while (*q == ' ')
 				q++;
 			uint64_t b;
-			if (sp_match_size(q, &b)) {
-				p->fig.tried.v = b;
-				p->fig.tried.why = SP_OK;
-			}
+			if (sp_match_size(q, &b))
+				oom_set(&p->fig.tried, b);
 		}
 	}
 }
@@ -213,16 +200,12 @@ static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 		record(p, SP_OOM_SGLANG, s, n);
 	} else if (HAS(s, n, "No available memory for the cache blocks")) {
 		p->engine = p->engine == SP_ENGINE_UNKNOWN ? SP_ENGINE_VLLM : p->engine;
-		if (record(p, SP_OOM_VLLM_KV, s, n) && p->kv_negative) {
-			p->fig.kv_available.v = 0;
-			p->fig.kv_available.why = SP_OK;
-		}
+		if (record(p, SP_OOM_VLLM_KV, s, n) && p->kv_negative)
+			oom_set(&p->fig.kv_available, 0);
 	} else if (vllm_negative_kv(s, n)) {
 		p->kv_negative = true;
-		if (record(p, SP_OOM_VLLM_KV, s, n)) {
-			p->fig.kv_available.v = 0;
-			p->fig.kv_available.why = SP_OK;
-		}
+		if (record(p, SP_OOM_VLLM_KV, s, n))
+			oom_set(&p->fig.kv_available, 0);
 	} else if (HAS(s, n, "max seq len (") && HAS(s, n, "KV cache")) {
 		/* v1: "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV
 		 * cache is needed, which is larger than the available KV cache memory (9.51 GiB). Based on
@@ -236,10 +219,8 @@ static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 			if ((v = number_after(s, n, "estimated maximum model length is")) ||
 			    (v = number_after(s, n, "stored in KV cache (")))
 				p->est_max_model_len = v;
-			if (size_before(s, n, "KV cache is needed", &b)) {
-				p->fig.kv_needed.v = b;
-				p->fig.kv_needed.why = SP_OK;
-			}
+			if (size_before(s, n, "KV cache is needed", &b))
+				oom_set(&p->fig.kv_needed, b);
 			(void)size_after(s, n, "available KV cache memory (", &p->fig.kv_available);
 		}
 	} else if (HAS(s, n, "Not enough memory. Please try to increase --mem-fraction-static") ||
@@ -248,10 +229,8 @@ static bool serving_failure(struct sp_oomlog *p, const char *s, size_t n)
 		if (HAS(s, n, "profiled value -"))
 			p->kv_negative = true;
 		engine_is(p, SP_ENGINE_SGLANG);
-		if (record(p, SP_OOM_SGLANG, s, n) && p->avail_mem) {
-			p->fig.free.v = p->avail_mem;
-			p->fig.free.why = SP_OK;
-		}
+		if (record(p, SP_OOM_SGLANG, s, n) && p->avail_mem)
+			oom_set(&p->fig.free, p->avail_mem);
 	} else if (HAS(s, n, "Not enough memory to handle") && HAS(s, n, "prefill tokens")) {
 		/* TGI's warm-up: "Not enough memory to handle 4096 prefill tokens. You need to decrease
 		 * `--max-batch-prefill-tokens`" (the shard's CUDA OOM usually came just before) */
@@ -420,18 +399,12 @@ static bool torch_failure(struct sp_oomlog *p, const char *s, size_t n, bool ind
 		 * total: 128526896333)" */
 		if (record(p, (p->in_tb && p->tb_bnb) ? SP_OOM_BNB : SP_OOM_TORCH, s, n)) {
 			uint64_t b;
-			if ((b = number_after(s, n, "trying to allocate"))) {
-				p->fig.tried.v = b;
-				p->fig.tried.why = SP_OK;
-			}
-			if (!size_after(s, n, "free:", &p->fig.free) && (b = number_after(s, n, "free:"))) {
-				p->fig.free.v = b;
-				p->fig.free.why = SP_OK;
-			}
-			if (!size_after(s, n, "total:", &p->fig.total) && (b = number_after(s, n, "total:"))) {
-				p->fig.total.v = b;
-				p->fig.total.why = SP_OK;
-			}
+			if ((b = number_after(s, n, "trying to allocate")))
+				oom_set(&p->fig.tried, b);
+			if (!size_after(s, n, "free:", &p->fig.free) && (b = number_after(s, n, "free:")))
+				oom_set(&p->fig.free, b);
+			if (!size_after(s, n, "total:", &p->fig.total) && (b = number_after(s, n, "total:")))
+				oom_set(&p->fig.total, b);
 		}
 	} else {
 		return false;
@@ -447,10 +420,8 @@ static bool alloc_failure(struct sp_oomlog *p, const char *s, size_t n)
 		/* "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes" (older),
 		 * "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (current) */
 		uint64_t b = number_after(s, n, "you tried to allocate");
-		if (record(p, SP_OOM_CPU_ALLOC, s, n) && b) {
-			p->fig.tried.v = b;
-			p->fig.tried.why = SP_OK;
-		}
+		if (record(p, SP_OOM_CPU_ALLOC, s, n) && b)
+			oom_set(&p->fig.tried, b);
 	} else if ((HAS(s, n, "Unable to allocate") && HAS(s, n, "for an array")) || HAS(s, n, "std::bad_alloc")) {
 		/* NumPy: "Unable to allocate 32.0 GiB for an array with shape ..."; C++ new */
 		if (record(p, SP_OOM_CPU_ALLOC, s, n))
@@ -483,10 +454,8 @@ static bool alloc_failure(struct sp_oomlog *p, const char *s, size_t n)
 			p->engine = SP_ENGINE_LLAMACPP;
 		if (record(p, p->engine == SP_ENGINE_OLLAMA ? SP_OOM_OLLAMA : SP_OOM_LLAMACPP, s, n)) {
 			uint64_t b;
-			if (!size_after(s, n, "allocating", &p->fig.tried) && (b = number_after(s, n, "buffer of size"))) {
-				p->fig.tried.v = b;
-				p->fig.tried.why = SP_OK;
-			}
+			if (!size_after(s, n, "allocating", &p->fig.tried) && (b = number_after(s, n, "buffer of size")))
+				oom_set(&p->fig.tried, b);
 		}
 	} else {
 		return false;

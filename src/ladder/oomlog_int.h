@@ -38,6 +38,13 @@ static inline void oom_unset(struct sp_u64 *f)
 	f->why = SP_MISSING;
 }
 
+/* a figure read from the log */
+static inline void oom_set(struct sp_u64 *f, uint64_t v)
+{
+	f->v = v;
+	f->why = SP_OK;
+}
+
 /* the failure's figures, none read yet (a new log, a new failure) */
 static inline void oom_figs_unset(struct sp_oomlog *p)
 {
