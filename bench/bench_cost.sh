@@ -37,38 +37,11 @@ TMP=$(mktemp -d)
 SLEEPS=""
 BG=""
 NE_PID=""
-stop_bg() {
-	for p in $BG $NE_PID; do kill "$p" 2>/dev/null; done
-	for p in $BG $NE_PID; do wait "$p" 2>/dev/null; done
-	BG=""
-	NE_PID=""
-}
-stop_sleeps() {
-	# exactly the processes started here, by PID
-	for p in $SLEEPS; do kill "$p" 2>/dev/null; done
-	for p in $SLEEPS; do wait "$p" 2>/dev/null; done
-	SLEEPS=""
-}
-cleanup() {
-	stop_bg
-	stop_sleeps
-	rm -rf "$TMP"
-}
-# a signal ends the script (the EXIT trap cleans up): a trap that only
-# cleaned up let the loop go on starting processes
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_cleanup_traps
 ${CC:-cc} -O2 -o "$TMP/rusage" tests/tools/rusage.c || exit 2
 ${CC:-cc} -O2 -o "$TMP/httpc" tests/tools/httpc.c || exit 2
 
-# CPU nanoseconds of every thread of a process (schedstat)
-cpu_ns() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
-now_s() { date +%s.%N; }
-med() { sort -n | awk '{v[NR]=$1} END{if (NR) print v[int((NR+1)/2)]; else print 0}'; }
 
-# PSS in KiB of a process (smaps_rollup), 0 when unreadable
-pss_kib() { awk '/^Pss:/ {print $2; f = 1} END {if (!f) print 0}' /proc/$1/smaps_rollup 2>/dev/null || echo 0; }
 
 printf '%-7s %-6s %9s %9s %9s %7s %7s %9s %9s %7s %9s %9s %7s %8s %8s %6s\n' "extra" "procs" \
 	"sampler" "watch" "vmstat 1" "smp/" "watch/" "status" "free -g" "status/" "scrape" "node_exp" "ne/" \

@@ -47,33 +47,10 @@ TMP=$(mktemp -d)
 SLEEPS=""
 BG=""
 NE_PID=""
-stop_bg() {
-	for p in $BG $NE_PID; do kill "$p" 2>/dev/null; done
-	for p in $BG $NE_PID; do wait "$p" 2>/dev/null; done
-	BG=""
-	NE_PID=""
-}
-stop_sleeps() { # exactly the processes started here, by PID
-	for p in $SLEEPS; do kill "$p" 2>/dev/null; done
-	for p in $SLEEPS; do wait "$p" 2>/dev/null; done
-	SLEEPS=""
-}
-cleanup() {
-	stop_bg
-	stop_sleeps
-	rm -rf "$TMP"
-}
-# a signal ends the script (the EXIT trap cleans up): a trap that only
-# cleaned up let the loop go on starting processes
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_cleanup_traps
 ${CC:-cc} -O2 -o "$TMP/rusage" tests/tools/rusage.c || exit 2
 ${CC:-cc} -O2 -o "$TMP/httpc" tests/tools/httpc.c || exit 2
 
-cpu_ns() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
-pss_kib() { awk '/^Pss:/ {print $2; f = 1} END {if (!f) print 0}' /proc/$1/smaps_rollup 2>/dev/null; }
-med() { sort -n | awk '{v[NR]=$1} END{if (NR) print v[int((NR+1)/2)]; else print 0}'; }
 procs() { ls /proc | grep -c '^[0-9]'; }
 
 # walls LABEL: RUNS×ROUNDS runs of status --json and of free -g, one after
