@@ -15,6 +15,11 @@ export NO_COLOR=1
 LOADED="--procfs $FIX/gb10-loaded/proc --sysfs $FIX/gb10-loaded/sys"
 TMPD=$(mktemp -d)
 trap 'rm -rf "$TMPD"' EXIT
+# sealed from the machine, like the suites (tests/cli/lib.sh): the status
+# files, the ladder's state and run's default log go under $TMPD, never
+# /run/sparkops, ~/.local/state or the repository
+export SPARKOPS_RUN_DIR="$TMPD/run" XDG_STATE_HOME="$TMPD/state" XDG_RUNTIME_DIR="$TMPD/xdg"
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
 
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "valgrind: not installed (make deps-check installs it)" >&2
@@ -53,6 +58,7 @@ done
 fail=0
 n=0
 skipped=""
+cd "$TMPD" || exit 2 # run writes its default log to the working folder
 while read -r cmd args; do
 	[ -n "$cmd" ] || continue
 	scn=gb10
