@@ -29,6 +29,12 @@ SPARKOPS_RUN_DIR="$TMP/sparkops-root"
 XDG_RUNTIME_DIR="$TMP/xdg-runtime"
 mkdir -m 0700 "$XDG_RUNTIME_DIR"
 export SPARKOPS_RUN_DIR XDG_RUNTIME_DIR
+# the driver a case runs against: none (NODRV), the fake NVML as a GB10
+# (GB10) or as a discrete card (DISC); SC the fake's scenarios
+SC="$(cd "$(dirname "$0")/../fake-nvml/scenarios" && pwd)"
+NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
+GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
+DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 OUT="$TMP/out"
 ERR="$TMP/err"
 : >"$OUT"

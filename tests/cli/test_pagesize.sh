@@ -5,7 +5,6 @@
 # some Arm kernels). SPARKOPS_PAGE_SIZE stands in for it on fixtures only.
 . "$(dirname "$0")/lib.sh"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 # tests/fixtures/gb10-loaded/proc/4000/statm: 2411724 resident pages
 for ps in 4096 65536; do
 	run $NODRV SPARKOPS_PAGE_SIZE=$ps $S $(sysroot gb10-loaded) status --json

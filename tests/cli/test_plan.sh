@@ -2,11 +2,7 @@
 # SPDX-License-Identifier: MIT
 # sparkops plan: terms, peaks, verdicts, exit codes, advice and bad input.
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 P="$NODRV $S $(sysroot no-gpu) plan"
 
 run $S plan --help

@@ -4,11 +4,7 @@
 # budget); catalog names, aliases and --quant on pre-quantized weights.
 # LoRA: the targets listed are the ones the trainable count counts.
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 
 # --- caps past the pool are said; no made-up percentage of a zero budget --------------------
 run $NODRV $S plan llama-3.1-8b --method lora --cohost vllm:0.95 --cohost vllm:0.2 $(sysroot gb10-idle)

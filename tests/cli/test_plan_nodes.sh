@@ -6,7 +6,6 @@
 # (the smallest N <= 4, a smaller model of the family), --solve, and the
 # other new keys (overlap_bytes, kv_cache_per_token_bytes, warnings).
 . "$(dirname "$0")/lib.sh"
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 P="$NODRV $SPARKOPS $(sysroot no-gpu) plan"
 
 # --- one node: the per-node figures are the single-node ones ---------------------------

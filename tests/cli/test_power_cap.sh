@@ -5,7 +5,6 @@
 # seen in the field. The fixture's cap is rewritten in a copy of the tree.
 . "$(dirname "$0")/lib.sh"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
 cp -R "$FIX/gb10-usbpd" "$TMP/box"
 CAP="$TMP/box/sys/class/hwmon/hwmon1/power11_cap"
 AVG="$TMP/box/sys/class/hwmon/hwmon1/power11_average"

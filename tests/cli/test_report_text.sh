@@ -4,11 +4,7 @@
 # The evidence in the log reads as text (spaces kept, the field quoted), old
 # logs too; the summary says the job's peak RSS.
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 
 # --- human text in human units; the log keeps bytes ----------------------------------------
 sed 's/guard_warn,free=2.1GiB floor=2GiB/guard_warn,free_bytes=21468246016 floor_bytes=8589934592/' \

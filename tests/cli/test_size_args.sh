@@ -3,11 +3,7 @@
 # A size without a unit is an error everywhere sizes are taken (plan --budget,
 # --cohost NAME:SIZE, status --reserve/--min-rss, run --guard-min-free, watch --reserve).
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 
 # --- a size without a unit is an error, everywhere sizes are taken ---------------
 run $NODRV $S $(sysroot no-gpu) plan --params 8e9 --method lora --budget 10

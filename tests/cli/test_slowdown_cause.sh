@@ -3,11 +3,7 @@
 # A slowdown is judged over its whole length: the cause that held for most of
 # the episode, in the summary JSON, the log, the human summary and the chart.
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 
 # --- a slowdown is judged over its whole length ------------------------------------------
 # the power-cap reason comes on with the drop, sw_thermal_slowdown a moment later

@@ -4,11 +4,7 @@
 # MemFree and the reserve), one diagnosis on the USB-PD fixture.
 # A server's cap is a fraction of the GPU's memory on a discrete GPU, of the pool on UMA.
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 
 # --- status names the quantity that is low -----------------------------------------
 run $NODRV $S status --reserve 8GiB $(sysroot gb10-loaded)

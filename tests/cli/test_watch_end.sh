@@ -2,11 +2,7 @@
 # SPDX-License-Identifier: MIT
 # watch --pid: the summary says how the watch ended, as the log does.
 . "$(dirname "$0")/lib.sh"
-SC="$(dirname "$0")/../fake-nvml/scenarios"
 S=$SPARKOPS
-NODRV="env SPARKOPS_NVML_LIB=/nonexistent/libnvidia-ml.so.1"
-GB10="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/gb10.scn"
-DISC="env SPARKOPS_NVML_LIB=$FAKE_NVML FAKE_NVML_SCENARIO=$SC/discrete.scn"
 
 # --- watch --pid: the summary says how the watch ended, as the log does ---------------
 sleep 1 &
