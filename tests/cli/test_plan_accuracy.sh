@@ -7,9 +7,10 @@
 # case measured on a unified-memory machine (last column 'uma': a DGX Spark)
 # is planned with --uma yes, the others with --uma no.
 # Goals (issue 28), over every case: median |error| <= 5%, none over by more
-# than 20%, none under by more than 10%; over the newest held-out half (C,
-# scored before any change made for it; B's figures stay in the doc): median
-# <= 7%, none under by more than 15%; at least 8 cases measured on a
+# than 20%, none under by more than 10%; over the newest held-out half (the
+# latest half letter in cases.tsv, scored before any change made for it; the
+# figures of the halves held out before it, as they were scored, stay in the
+# doc's prose): median <= 7%, none under by more than 15%; at least 8 cases measured on a
 # unified-memory machine, 10 inference cases with batch > 1, 10 HF-Trainer
 # cases with a vocabulary >= 100k. A goal not met is a SKIP that says so and
 # by how much, and a guard holds today's figure so it cannot get worse.
@@ -58,8 +59,8 @@ _report $? "at least 40 of them new ($nnew)"
 nsrc=$(grep -v '^#' "$cases" | cut -f2 | sort -u | wc -l)
 [ "$nsrc" -ge 8 ]
 _report $? "from at least 8 independent sources ($nsrc)"
-# each held-out half shares no source with the other halves
-shared=$(grep -v '^#' "$cases" | awk -F'\t' '{ k = ($12 == "B" || $12 == "C") ? $12 : "x"; if (!((s = $2 SUBSEP k) in seen)) { seen[s] = 1; n[$2]++ } } END { for (s in n) if (n[s] > 1) print s }')
+# each held-out half (a letter past A) shares no source with the other halves
+shared=$(grep -v '^#' "$cases" | awk -F'\t' '{ k = ($12 ~ /^[B-Z]$/) ? $12 : "x"; if (!((s = $2 SUBSEP k) in seen)) { seen[s] = 1; n[$2]++ } } END { for (s in n) if (n[s] > 1) print s }')
 [ -z "$shared" ]
 _report $? "the held-out cases come from sources of their own${shared:+ (shared: $shared)}"
 med() { awk '{ e = $3 < 0 ? -$3 : $3; print e }' | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -90,19 +91,27 @@ goal() {
 }
 med_all=$(med <"$errs")
 awk '$2 == "B"' "$errs" >"$TMP/errs.b"
-awk '$2 == "C"' "$errs" >"$TMP/errs.c"
+# the newest held-out half: the latest letter past A among the halves
+ho=$(awk '$2 ~ /^[B-Z]$/ { print $2 }' "$errs" | sort -u | tail -1)
+awk -v h="$ho" '$2 == h' "$errs" >"$TMP/errs.c"
 med_b=$(med <"$TMP/errs.b")
 med_c=$(med <"$TMP/errs.c")
 under_all=$(lo <"$errs")
 over_all=$(hi <"$errs")
 under_b=$(lo <"$TMP/errs.b")
 under_c=$(lo <"$TMP/errs.c")
-echo "# all: median |error| $med_all%, worst under $under_all%, worst over $over_all%; held out: B median $med_b%, worst under $under_b%; C median $med_c%, worst under $under_c%"
-goal "median |error| over every case" "$med_all" 5 5.1
+echo "# all: median |error| $med_all%, worst under $under_all%, worst over $over_all%; held out: B median $med_b%, worst under $under_b%; newest half $ho median $med_c%, worst under $under_c%"
+# the goals met are assertions
+le "$med_all" 5
+_report $? "median |error| over every case: $med_all <= 5"
+le "$med_c" 7
+_report $? "held-out (half $ho) median |error|: $med_c <= 7"
 goal "worst over-estimate" "$over_all" 20 27.9
-goal "worst under-estimate (as a negative)" "$(awk -v u="$under_all" 'BEGIN { print -u }')" 10 42.8
-goal "held-out (half C) median |error|" "$med_c" 7 7
-goal "held-out (half C) worst under-estimate (as a negative)" "$(awk -v u="$under_c" 'BEGIN { print -u }')" 15 42.8
+goal "worst under-estimate (as a negative)" "$(awk -v u="$under_all" 'BEGIN { print -u }')" 10 36.9
+goal "held-out (half $ho) worst under-estimate (as a negative)" "$(awk -v u="$under_c" 'BEGIN { print -u }')" 15 20.8
+# how many cases miss each bound (goal: none), never more than today
+goal "cases under by more than 10%" "$(awk '$3 < -10' "$errs" | wc -l)" 0 38
+goal "cases over by more than 20%" "$(awk '$3 > 20' "$errs" | wc -l)" 0 4
 numa=$(awk '$2 == "uma"' "$counts" | wc -l)
 at_least "cases measured on a unified-memory machine" "$numa" 8 6
 ninf=$(awk '$3 == 1' "$counts" | wc -l)
@@ -113,6 +122,6 @@ grep -q "median |error| \*\*$med_all%\*\*" "$doc"
 _report $? "the doc states the median ($med_all%)"
 grep -q "half B ([0-9]* cases): median |error| $med_b%" "$doc"
 _report $? "the doc states half B's median today ($med_b%; its held-out figure, as scored, is in the prose)"
-grep -q "(half C) held out: median |error| \*\*$med_c%\*\*" "$doc"
-_report $? "the doc states half C's held-out median ($med_c%)"
+grep -q "newest half (half $ho, [0-9]* cases; the held-out goals judge it): median |error| \*\*$med_c%\*\*" "$doc"
+_report $? "the doc states the newest half's ($ho) median ($med_c%)"
 done_testing
