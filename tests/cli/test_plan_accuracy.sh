@@ -59,7 +59,7 @@ nsrc=$(grep -v '^#' "$cases" | cut -f2 | sort -u | wc -l)
 [ "$nsrc" -ge 8 ]
 _report $? "from at least 8 independent sources ($nsrc)"
 # each held-out half shares no source with the other halves
-shared=$(grep -v '^#' "$cases" | awk -F'\t' '{ k = ($12 == "B" || $12 == "C") ? $12 : "x"; if (!((s = $2 SUBSEP k) in seen)) { seen[s] = 1; n[$2]++ } } END { for (s in n) if (n[s] > 1) print s }')
+shared=$(grep -v '^#' "$cases" | awk -F'\t' '{ k = ($12 == "B" || $12 == "C" || $12 == "D") ? $12 : "x"; if (!((s = $2 SUBSEP k) in seen)) { seen[s] = 1; n[$2]++ } } END { for (s in n) if (n[s] > 1) print s }')
 [ -z "$shared" ]
 _report $? "the held-out cases come from sources of their own${shared:+ (shared: $shared)}"
 med() { awk '{ e = $3 < 0 ? -$3 : $3; print e }' | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
