@@ -36,6 +36,20 @@ CFLAGS   += -Werror
 endif
 LDLIBS   += $(PKGS_LIBS) -lcrypt -ldl -lpthread -lm
 LDFLAGS  += $(SANFLAGS)
+# The sparkops binary takes jansson, ncursesw, tinfo and libcrypt from their
+# archives where the toolchain has all four (libc, libm and libdl stay
+# shared): each shared library is a file to open, mappings, relocations and
+# page faults at every start, a quarter of an idle `status`'s own cost here
+# (bench/bench_goals.sh); linked in, only the pages a command runs are
+# touched. STATIC_DEPS=0 links them shared, as the unit tests always do.
+STATIC_DEPS ?= 1
+static_have = $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a 2>/dev/null))
+ifeq ($(STATIC_DEPS),1)
+ifneq ($(and $(call static_have,jansson),$(call static_have,ncursesw),$(call static_have,tinfo),$(call static_have,crypt)),)
+BIN_LIBS := -Wl,-Bstatic -ljansson -lncursesw -ltinfo -lcrypt -Wl,-Bdynamic -ldl -lpthread -lm
+endif
+endif
+BIN_LIBS ?= $(LDLIBS)
 
 SRCS     := $(sort $(wildcard src/*/*.c))
 ASRCS    := $(sort $(wildcard src/*/*.S))
@@ -84,7 +98,7 @@ $(LIB): $(OBJS)
 	ar rcs $@ $^
 
 $(BIN): $(BUILD)/obj/src/main.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BIN_LIBS)
 
 $(BUILD)/libfake-nvml.so: tests/fake-nvml/fake_nvml.c src/probe/nvml_abi.h
 	@mkdir -p $(dir $@)

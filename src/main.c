@@ -6,6 +6,7 @@
 #include "util/opt.h"
 #include "util/paths.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,10 @@ int main(int argc, char **argv)
 {
 	/* a closed stdout (`sparkops status | head -1`) ends with EPIPE, not a signal */
 	signal(SIGPIPE, SIG_IGN);
+	/* one malloc arena: a thread's first malloc (the GPU reader's, a scan
+	 * worker's, serve's) otherwise maps a 64 MiB heap of its own and faults
+	 * in its pages, for a few small blocks */
+	mallopt(M_ARENA_MAX, 1);
 	sp_roots_apply();
 
 	static bool version;

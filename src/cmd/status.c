@@ -896,9 +896,11 @@ int cmd_status(int argc, char **argv)
 	if (i < argc)
 		sp_usage_error("status", "unexpected argument '%s'", argv[i]);
 
-	struct sp_sample *s = calloc(1, sizeof *s);
-	if (!s)
-		sp_die(SP_EXIT_IO, "out of memory");
+	/* once a process, in zeroed static storage: only the pages a sample
+	 * fills are ever touched (a calloc cleared all 86 KiB: 22 page faults,
+	 * a tenth of an idle status's) */
+	static struct sp_sample sample;
+	struct sp_sample *s = &sample;
 	sp_sample_read(s, &ro);
 	const bool procs = (ro.what & SP_READ_PROCS) != 0;
 	struct judged *j = malloc(sizeof *j);
@@ -917,6 +919,5 @@ int cmd_status(int argc, char **argv)
 	free(j);
 	if (s->mem.why != SP_OK)
 		sp_error("cannot read the memory pool: '%s/meminfo' %s", sp_procfs(), sp_why_text(s->mem.why));
-	free(s);
 	return rc;
 }

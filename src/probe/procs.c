@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -626,6 +627,147 @@ static bool is_kthread(int pid)
 	return pid == 2 ? kthr_n > 0 : lo < kthr_n && kthr[lo] == pid;
 }
 
+/* A big scan of the live /proc lists it on every worker: /proc's listing
+ * costs the kernel as much as a third of the statm reads (each entry's
+ * dentry looked up and revalidated), and a list-then-read scan did all of
+ * it on one thread before the others started. Here each worker takes the
+ * next getdents64 chunk of one shared directory descriptor under a lock,
+ * reserves that many slots of the pid table in the same step (chunks come
+ * in /proc's ascending order, so the table stays sorted), and reads the
+ * chunk's marked processes while another worker lists the next. */
+struct pipe_scan {
+	pthread_mutex_t mu;      /* the directory's position and the reservation */
+	pthread_mutex_t view_mu; /* read_one's view */
+	int dfd, self;
+	struct pid_ent *t;
+	uint32_t n;              /* slots reserved */
+	int seen;
+	bool done;
+	const struct sp_read_opts *o;
+};
+struct pipe_worker {
+	struct pipe_scan *ps;
+	double cpu_s;
+	struct sp_dir d;
+};
+
+static void *pipe_worker_run(void *arg)
+{
+	struct pipe_worker *w = arg;
+	struct pipe_scan *ps = w->ps;
+	double c0 = thread_cpu_s();
+	for (;;) {
+		const char *name;
+		uint32_t base = 0, cap = 0;
+		pthread_mutex_lock(&ps->mu);
+		if (ps->done) {
+			pthread_mutex_unlock(&ps->mu);
+			break;
+		}
+		w->d.fd = ps->dfd;
+		w->d.len = w->d.pos = 0;
+		name = sp_dir_next(&w->d); /* one getdents64: this chunk */
+		w->d.fd = -1;              /* no more reads from here on: the chunk only */
+		if (!name) {
+			ps->done = true;
+		} else {
+			/* a slot for each record of the chunk (an upper bound) */
+			uint32_t recs = 1 + (uint32_t)sp_dir_left(&w->d);
+			base = ps->n;
+			cap = base < PID_SLOTS ? (recs < PID_SLOTS - base ? recs : PID_SLOTS - base) : 0;
+			ps->n = base + cap;
+		}
+		pthread_mutex_unlock(&ps->mu);
+		if (!name)
+			break;
+		uint32_t used = 0;
+		int seen = 0;
+		for (; name; name = sp_dir_next(&w->d)) {
+			int64_t pid64;
+			if (!is_pid(name) || sp_parse_i64(name, &pid64) < 0 || pid64 > INT32_MAX)
+				continue;
+			int pid = (int)pid64;
+			seen++;
+			if (pid == ps->self)
+				continue;
+			const struct pid_ent *k = pid_known(pid);
+			bool read = !(k && k->ino == w->d.ino && ((uint32_t)pid + scan_gen) % SP_PROC_RECHECK != 0) &&
+				    !is_kthread(pid);
+			if (used < cap)
+				ps->t[base + used++] = (struct pid_ent){ .pid = pid, .read = read, .ino = w->d.ino };
+			if (read) /* (past the table: read, not recorded, as in scan) */
+				read_one(ps->dfd, pid, ps->o, &ps->view_mu);
+		}
+		for (uint32_t i = used; i < cap; i++)
+			ps->t[base + i] = (struct pid_ent){ .pid = 0 }; /* unused: squeezed out below */
+		pthread_mutex_lock(&ps->mu);
+		ps->seen += seen;
+		pthread_mutex_unlock(&ps->mu);
+	}
+	w->cpu_s = thread_cpu_s() - c0;
+	return NULL;
+}
+
+/* the pipelined scan on nth threads (this one included) of d's open
+ * directory into t; returns the table's length, the CPU time of the other
+ * threads into *extra */
+static uint32_t scan_pipelined(struct sp_sample *s, const struct sp_read_opts *o, struct sp_dir *d, struct pid_ent *t,
+			       unsigned nth, double *extra)
+{
+	static struct pipe_worker w[SCAN_PAR_MAX];
+	pthread_t th[SCAN_PAR_MAX];
+	bool started[SCAN_PAR_MAX] = { false };
+	struct pipe_scan ps = { .mu = PTHREAD_MUTEX_INITIALIZER, .view_mu = PTHREAD_MUTEX_INITIALIZER,
+				.dfd = d->fd, .self = (int)getpid(), .t = t, .o = o };
+	pthread_attr_t a;
+	bool attr = pthread_attr_init(&a) == 0;
+	if (attr)
+		pthread_attr_setstacksize(&a, 256u << 10); /* a read's frame is ~14 KiB */
+	for (unsigned k = 0; k < nth; k++) {
+		w[k].ps = &ps;
+		w[k].cpu_s = 0;
+		started[k] = k > 0 && pthread_create(&th[k], attr ? &a : NULL, pipe_worker_run, &w[k]) == 0;
+	}
+	if (attr)
+		pthread_attr_destroy(&a);
+	pipe_worker_run(&w[0]);
+	*extra = 0;
+	for (unsigned k = 1; k < nth; k++)
+		if (started[k]) {
+			pthread_join(th[k], NULL);
+			*extra += w[k].cpu_s;
+		}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ps.n; i++)
+		if (t[i].pid)
+			t[n++] = t[i];
+	bool sorted = true;
+	for (uint32_t i = 1; i < n && sorted; i++)
+		sorted = t[i - 1].pid < t[i].pid;
+	if (!sorted)
+		sp_sort(t, n, sizeof t[0], cmp_pid_ent);
+	s->procs_seen = ps.seen;
+	return n;
+}
+
+/* the workers a scan of the live /proc starts listing on: /proc's link
+ * count is its static entries plus the kernel's count of tasks (threads
+ * included: an upper bound of the processes), free with the directory's
+ * fstat; 1 when that is under SCAN_PAR_MIN (an idle box: no thread) */
+static unsigned scan_threads(int dfd)
+{
+	struct stat st;
+	if (strcmp(sp_procfs(), "/proc") != 0 || fstat(dfd, &st) != 0 || st.st_nlink < SCAN_PAR_MIN)
+		return 1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nth = (unsigned)(st.st_nlink / SCAN_PAR_PER);
+	if (cpus < 2)
+		return 1;
+	if (nth > (unsigned)cpus)
+		nth = (unsigned)cpus;
+	return nth > SCAN_PAR_MAX ? SCAN_PAR_MAX : nth < 2 ? 1 : nth;
+}
+
 /* A scan: fresh (the first, or after the root or threshold changed) reads
  * every process; otherwise the new ones and this scan's share of the known.
  * It lists /proc into the new pid table first, marking what to read, then
@@ -646,6 +788,16 @@ static double scan(struct sp_sample *s, const struct sp_read_opts *o, bool fresh
 	kthreads_read(d.fd);
 	unsigned cur = pid_last ^ 1u;
 	struct pid_ent *t = pid_tab[cur];
+	unsigned nth = scan_threads(d.fd);
+	if (nth > 1) {
+		double extra;
+		uint32_t np = scan_pipelined(s, o, &d, t, nth, &extra);
+		sp_dir_close(&d);
+		pid_n[cur] = np;
+		pid_last = cur;
+		view.procs_seen = s->procs_seen;
+		return extra;
+	}
 	uint32_t n = 0, nread = 0;
 	bool sorted = true;
 	const char *name;

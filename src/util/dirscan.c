@@ -49,6 +49,18 @@ const char *sp_dir_next(struct sp_dir *d)
 	}
 }
 
+size_t sp_dir_left(const struct sp_dir *d)
+{
+	size_t n = 0;
+	for (size_t off = d->pos; off < d->len; n++) {
+		const struct linux_dirent64 *e = (const struct linux_dirent64 *)(const void *)(d->buf + off);
+		if (e->d_reclen == 0)
+			break;
+		off += e->d_reclen;
+	}
+	return n;
+}
+
 void sp_dir_close(struct sp_dir *d)
 {
 	if (d->fd >= 0)

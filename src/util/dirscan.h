@@ -16,5 +16,8 @@ struct sp_dir {
 int sp_dir_open(struct sp_dir *d, const char *path);
 /* next entry name (skips "." and ".."), or NULL at the end */
 const char *sp_dir_next(struct sp_dir *d);
+/* how many records the buffer holds past the entry sp_dir_next returned
+ * last (an upper bound of the names it returns before its next read) */
+size_t sp_dir_left(const struct sp_dir *d);
 void sp_dir_close(struct sp_dir *d);
 #endif

@@ -107,4 +107,35 @@ else
 	skip_case "kernel threads" "strace missing"
 fi
 
+# --- the live /proc at hundreds of processes: listed on every worker -------------------
+# A scan of more than 512 tasks lists /proc on each of its threads (each takes
+# the next getdents64 chunk and reads it while another lists), not all on the
+# first; and it still finds the one big process among the small ones.
+if ! command -v strace >/dev/null 2>&1; then
+	skip_case "live: a big scan lists /proc on several threads" "strace missing"
+elif [ "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" -lt 2 ]; then
+	skip_case "live: a big scan lists /proc on several threads" "one CPU: the scan stays on one thread"
+else
+	SL=""
+	need=$((700 - $(stat -c %h /proc)))
+	i=0
+	while [ $i -lt $need ]; do
+		sleep 120 &
+		SL="$SL $!"
+		i=$((i + 1))
+	done
+	python3 -c 'import sys, time; b = b"x" * (48 << 20); sys.stdout.write("r\n"); sys.stdout.flush(); time.sleep(120)' >"$TMP/big.ready" &
+	BIGP=$!
+	j=0
+	while ! grep -q r "$TMP/big.ready" 2>/dev/null && [ $j -lt 100 ]; do sleep 0.1; j=$((j + 1)); done
+	run strace -f -qq -e trace=getdents64 -o "$TMP/par.trace" $NOGPU $S status --json --min-rss 32M
+	# strace -f writes "PID getdents64(..." when a process has several threads
+	listers=$(awk '$2 ~ /^getdents64\(/ { print $1 }' "$TMP/par.trace" | sort -u | wc -l)
+	[ "$RC" = 0 ] && [ "$listers" -ge 2 ]
+	_report $? "live: a scan of $(stat -c %h /proc) tasks lists /proc on $listers threads (at least 2)"
+	expect_jq "[.processes[] | select(.pid == $BIGP)] | length == 1" "live: the big process is found among the small ones"
+	kill $BIGP $SL 2>/dev/null
+	wait 2>/dev/null
+fi
+
 done_testing
