@@ -127,10 +127,10 @@ run: deps
 # the static/dynamic checks first, the sanitizer suite, then the plain suite
 # last, so the run ends on its "N passed, N failed" line. Each stage builds
 # with -j (the online CPUs) into its own folder, and none rebuilds another's.
-# Two lanes run side by side: lint (cppcheck spends most of its time on one
-# file, on one core, then clang-tidy) and the rest (check-rest: the builds,
-# fuzzing, valgrind, qemu, the ASan suite, which mostly wait); lint's output
-# is kept in $(BUILD)/check/lint.log and printed when both lanes are done.
+# Two lanes run side by side: lint (cppcheck -j, then clang-tidy -j) and the
+# rest (check-rest: the builds, fuzzing, valgrind, qemu, the ASan suite,
+# which mostly wait); lint's output is kept in $(BUILD)/check/lint.log and
+# printed when both lanes are done.
 # Every stage says its wall and CPU time (scripts/stage.sh), and the table
 # of them ($(BUILD)/check/times.txt) is printed before the plain suite, whose
 # own time is prove's "wallclock secs" line.

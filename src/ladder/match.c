@@ -87,6 +87,22 @@ const char *sp_has(const char *s, size_t n, const char *needle)
 	return sp_has_nd(s, n, needle_of(needle, &spare));
 }
 
+const char *sp_any_nd(const char *s, size_t n, const char *const *table, struct sp_needle *nd, size_t count,
+		      bool *ready)
+{
+	if (!*ready) {
+		for (size_t i = 0; i < count; i++)
+			sp_needle_init(&nd[i], table[i]);
+		*ready = true;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const char *k = sp_has_nd(s, n, &nd[i]);
+		if (k)
+			return k;
+	}
+	return NULL;
+}
+
 static bool line_has_byte(unsigned char c)
 {
 	return sp_match_bytes[c >> 6] >> (c & 63) & 1;

@@ -64,6 +64,18 @@ static bool true_after(const char *k, const char *end)
 	return end - q >= 4 && (memcmp(q, "True", 4) == 0 || memcmp(q, "true", 4) == 0);
 }
 
+/* vLLM's marks: module paths (vllm/engine/, vllm/v1/, vllm/worker/), process names
+ * (EngineCore_DP0, VLLM::Worker_TP0, VllmWorkerProcess, (RayWorkerWrapper pid=...)) */
+static const char *const vllm_marks[] = {
+	"vLLM API server", "LLM engine",       "EngineCore",  "vllm.entrypoints", "vllm serve",
+	"/vllm/",          "VLLM::",           "VllmWorker",  "RayWorkerVllm",    "RayWorkerWrapper",
+	"vllm.engine",     "vllm.v1",          "vllm.executor", "vllm.worker",
+};
+static const char *const llamacpp_marks[] = {
+	"ggml_",          "llama_model_load", "llm_load_",    "llama_new_context", "llama_context",
+	"llama_init_from", "llama_kv_cache",  "llama-server", "load_tensors:",     "alloc_tensor_range",
+};
+
 /* which program wrote the log: a serving engine's own lines (Ollama wraps
  * llama.cpp and SGLang may import vLLM: those two replace the other) */
 void sp_oomlog_engine_line(struct sp_oomlog *p, const char *s, size_t n)
@@ -83,18 +95,9 @@ void sp_oomlog_engine_line(struct sp_oomlog *p, const char *s, size_t n)
 		e = SP_ENGINE_SGLANG;
 	else if (HAS(s, n, "text_generation_") || HAS(s, n, "text-generation-launcher"))
 		e = SP_ENGINE_TGI;
-	else if (HAS(s, n, "vLLM API server") || HAS(s, n, "LLM engine") || HAS(s, n, "EngineCore") ||
-		 HAS(s, n, "vllm.entrypoints") || HAS(s, n, "vllm serve") || HAS(s, n, "/vllm/") ||
-		 HAS(s, n, "VLLM::") || HAS(s, n, "VllmWorker") || HAS(s, n, "RayWorkerVllm") ||
-		 HAS(s, n, "RayWorkerWrapper") || HAS(s, n, "vllm.engine") || HAS(s, n, "vllm.v1") ||
-		 HAS(s, n, "vllm.executor") || HAS(s, n, "vllm.worker"))
-		/* module paths (vllm/engine/, vllm/v1/, vllm/worker/), process names (EngineCore_DP0,
-		 * VLLM::Worker_TP0, VllmWorkerProcess, (RayWorkerWrapper pid=...)) */
+	else if (ANY(s, n, vllm_marks))
 		e = SP_ENGINE_VLLM;
-	else if (HAS(s, n, "ggml_") || HAS(s, n, "llama_model_load") || HAS(s, n, "llm_load_") ||
-		 HAS(s, n, "llama_new_context") || HAS(s, n, "llama_context") || HAS(s, n, "llama_init_from") ||
-		 HAS(s, n, "llama_kv_cache") || HAS(s, n, "llama-server") || HAS(s, n, "load_tensors:") ||
-		 HAS(s, n, "alloc_tensor_range"))
+	else if (ANY(s, n, llamacpp_marks))
 		e = SP_ENGINE_LLAMACPP;
 	if (e == SP_ENGINE_UNKNOWN)
 		return;

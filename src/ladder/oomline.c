@@ -257,35 +257,42 @@ static bool counter_loss_line(const char *s, size_t n)
 	return false;
 }
 
+/* Where the job was: the marks of each phase (any one of a table) */
+static const char *const serving_marks[] = {
+	"Application startup complete", "Uvicorn running on", "Avg prompt throughput", "Processed prompts",
+	"fired up and ready to roll", "Decode batch.", "server is listening on", "HTTP server listening",
+	"all slots are idle", "llama runner started",
+};
+/* a server (re)starting, or Ollama loading a model into a new runner */
+static const char *const starting_marks[] = {
+	"vLLM API server version", "LLM engine (v", "ServerArgs(", "text_generation_launcher: Args",
+	"loaded meta data", "starting llama server", "EngineCore failed to start", "WorkerProc failed to start",
+	"Engine core initialization failed",
+};
+static const char *const loading_marks[] = {
+	"Loading checkpoint shards", "checkpoint shards", "Loading model weights", "Loading weights",
+	"llm_load_tensors", "load_tensors:", "llama_model_load", "Starting to load model", "loading weights file",
+	"from_pretrained", "Model loading took", "llama_new_context", "llama_context:", "llama_init_from",
+	"llama_kv_cache", "Load weight",
+};
+static const char *const trainer_marks[] = {
+	"{'loss'", "{\"loss\"", "{'train_runtime'", "{'eval_loss'", "***** Running training *****",
+	"***** Running Evaluation *****",
+};
+
 /* Where the job was: serving, starting, loading, training steps (the
  * phase a later failure is placed in), and the Trainer's batch banner. */
 static void progress_line(struct sp_oomlog *p, const char *s, size_t n)
 {
-	if (HAS(s, n, "Application startup complete") || HAS(s, n, "Uvicorn running on") ||
-	    HAS(s, n, "Avg prompt throughput") || HAS(s, n, "Processed prompts") ||
-	    HAS(s, n, "fired up and ready to roll") || HAS(s, n, "Decode batch.") ||
-	    HAS(s, n, "server is listening on") || HAS(s, n, "HTTP server listening") ||
-	    HAS(s, n, "all slots are idle") || HAS(s, n, "llama runner started") ||
-	    (HAS(s, n, "text_generation_router") && HAS(s, n, ": Connected"))) {
+	if (ANY(s, n, serving_marks) || (HAS(s, n, "text_generation_router") && HAS(s, n, ": Connected"))) {
 		mark_progress(p, SP_PHASE_SERVE, "after the server began serving");
-	} else if (HAS(s, n, "vLLM API server version") || HAS(s, n, "LLM engine (v") || HAS(s, n, "ServerArgs(") ||
-		   HAS(s, n, "text_generation_launcher: Args") || HAS(s, n, "loaded meta data") ||
-		   HAS(s, n, "starting llama server") || HAS(s, n, "EngineCore failed to start") ||
-		   HAS(s, n, "WorkerProc failed to start") || HAS(s, n, "Engine core initialization failed")) {
-		/* a server (re)starting, or Ollama loading a model into a new runner */
+	} else if (ANY(s, n, starting_marks)) {
 		mark_progress(p, SP_PHASE_LOAD, "while the server was starting");
 	} else if (p->progress == SP_PHASE_SERVE) {
 		/* serving: later lines do not turn it back into loading or training */
-	} else if (HAS(s, n, "Loading checkpoint shards") || HAS(s, n, "checkpoint shards") ||
-		   HAS(s, n, "Loading model weights") || HAS(s, n, "Loading weights") || HAS(s, n, "llm_load_tensors") ||
-		   HAS(s, n, "load_tensors:") || HAS(s, n, "llama_model_load") || HAS(s, n, "Starting to load model") ||
-		   HAS(s, n, "loading weights file") || HAS(s, n, "from_pretrained") || HAS(s, n, "Model loading took") ||
-		   HAS(s, n, "llama_new_context") || HAS(s, n, "llama_context:") || HAS(s, n, "llama_init_from") ||
-		   HAS(s, n, "llama_kv_cache") || HAS(s, n, "Load weight")) {
+	} else if (ANY(s, n, loading_marks)) {
 		mark_progress(p, SP_PHASE_LOAD, "while loading the model");
-	} else if (HAS(s, n, "{'loss'") || HAS(s, n, "{\"loss\"") || HAS(s, n, "{'train_runtime'") ||
-		   HAS(s, n, "{'eval_loss'") || HAS(s, n, "***** Running training *****") ||
-		   HAS(s, n, "***** Running Evaluation *****")) {
+	} else if (ANY(s, n, trainer_marks)) {
 		mark_progress(p, SP_PHASE_STEP, "after training steps began, by the Trainer's log");
 	} else if (pct_bar(s, n)) {
 		tqdm_line(p, s, n);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #define HAS(s, n, lit) SP_HAS(s, n, lit)
+#define ANY(s, n, table) SP_ANY(s, n, table)
 #define number_after(s, n, lit) SP_NUMBER_AFTER(s, n, lit)
 #define count_after(s, n, lit) SP_COUNT_AFTER(s, n, lit)
 #define size_before(s, n, lit, out) SP_SIZE_BEFORE(s, n, lit, out)

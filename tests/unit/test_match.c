@@ -103,6 +103,28 @@ static void literal_needles(void **st)
 	sp_match_filter(NULL, NULL);
 }
 
+/* a table of needles: the first of the table found (in the table's order,
+ * not the line's), NULL for none, filtered or not, the same on a later call */
+static void needle_tables(void **st)
+{
+	(void)st;
+	static const char *const marks[] = { "Tried to allocate", "absent mark", "CUDA out", "MiB" };
+	static const char *const none[] = { "absent mark", "CUDA error", "Tried to allocate 21" };
+	const char *s = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB";
+	size_t n = strlen(s);
+	uint64_t set[4], bg[4];
+	sp_match_sets((const unsigned char *)s, n, set, bg);
+	for (int pass = 0; pass < 4; pass++) {
+		sp_match_filter(pass & 1 ? set : NULL, pass & 1 ? bg : NULL);
+		assert_ptr_equal(SP_ANY(s, n, marks), strstr(s, "Tried to allocate"));
+		/* the line cut before the first mark: the next one found */
+		assert_ptr_equal(SP_ANY(s, 40, marks), strstr(s, "CUDA out"));
+		assert_null(SP_ANY(s, n, none));
+		assert_null(SP_ANY(s, 3, marks));
+	}
+	sp_match_filter(NULL, NULL);
+}
+
 /* a filter that describes the line: a byte or a pair the line lacks rejects */
 static void sets_of_a_line(void **st)
 {
@@ -185,6 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(filter_never_changes_the_answer),
 		cmocka_unit_test(literal_needles),
+		cmocka_unit_test(needle_tables),
 		cmocka_unit_test(sets_of_a_line),
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(numbers),
