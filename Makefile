@@ -42,7 +42,14 @@ LDFLAGS  += $(SANFLAGS)
 # page faults at every start, a quarter of an idle `status`'s own cost here
 # (bench/bench_goals.sh); linked in, only the pages a command runs are
 # touched. STATIC_DEPS=0 links them shared, as the unit tests always do.
+# A sanitizer build links them shared: ASan intercepts crypt_r and finds the
+# real one through the dynamic linker, so an archive's copy is a NULL call
+# (serve's password check crashed under make asan).
+ifeq ($(SANITIZE),1)
+STATIC_DEPS ?= 0
+else
 STATIC_DEPS ?= 1
+endif
 static_have = $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a 2>/dev/null))
 ifeq ($(STATIC_DEPS),1)
 ifneq ($(and $(call static_have,jansson),$(call static_have,ncursesw),$(call static_have,tinfo),$(call static_have,crypt)),)
