@@ -11,6 +11,22 @@ run groff -man -ww -z "$MAN"
 [ "$RC" = 0 ] && [ ! -s "$ERR" ]
 _report $? "man page renders without warnings"
 
+# in_man LIST [HELP]: each option of LIST (one a line) and 1 when the man
+# page has it (as written, or as roff escapes dashes: \-\-reserve) and,
+# given HELP, 1 when that text has it: one awk for a command's options
+in_man() {
+	awk -v man="$MAN" -v help="${2:-}" 'BEGIN {
+		while ((getline l < man) > 0) m = m "\n" l
+		if (help != "") while ((getline l < help) > 0) h = h "\n" l
+	}
+	{
+		o = $1; esc = o; gsub(/-/, "\\-", esc)
+		printf "%s %d", o, (index(m, o) || index(m, esc)) ? 1 : 0
+		if (help != "") printf " %d", index(h, o) ? 1 : 0
+		printf "\n"
+	}' "$1"
+}
+
 cmds=$($SPARKOPS --help | awk '/^commands:/{on=1;next} on && /^   [a-z]/{print $1}')
 [ -n "$cmds" ]
 _report $? "--help lists commands"
@@ -19,13 +35,12 @@ for c in $cmds; do
 	_report $? "man page has a section for '$c'"
 	run $SPARKOPS $c --help
 	expect_rc 0 "$c --help exits 0"
-	for o in $(grep -oE -- '--[a-z][a-z0-9-]+' "$OUT" | sort -u); do
-		case "$o" in --help|--procfs|--sysfs) continue ;; esac
-		# roff escapes dashes: --reserve is written \-\-reserve
-		esc=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
-		grep -q -- "$esc" "$MAN" || grep -q -- "$o" "$MAN"
+	grep -oE -- '--[a-z][a-z0-9-]+' "$OUT" | sort -u | grep -vxE -- '--(help|procfs|sysfs)' >"$TMP/listed"
+	in_man "$TMP/listed" >"$TMP/found"
+	while read -r o ok; do
+		[ "$ok" = 1 ]
 		_report $? "man page documents '$c $o'"
-	done
+	done <"$TMP/found"
 done
 
 # the option table is the truth: every option a command's table declares
@@ -38,14 +53,14 @@ for c in $cmds; do
 	[ -s "$TMP/opts" ]
 	_report $? "$c: its option table is not empty"
 	$SPARKOPS $c --help >"$TMP/help" 2>&1
-	while read -r o _; do
-		case "$o" in --help|--procfs|--sysfs) continue ;; esac
-		grep -q -- "$o" "$TMP/help"
+	awk '{ print $1 }' "$TMP/opts" | grep -vxE -- '--(help|procfs|sysfs)' >"$TMP/listed"
+	in_man "$TMP/listed" "$TMP/help" >"$TMP/found"
+	while read -r o ok inhelp; do
+		[ "$inhelp" = 1 ]
 		_report $? "$c --help lists '$o' from its table"
-		esc=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
-		grep -q -- "$esc" "$MAN" || grep -q -- "$o" "$MAN"
+		[ "$ok" = 1 ]
 		_report $? "man page documents '$c $o' (from the table)"
-	done <"$TMP/opts"
+	done <"$TMP/found"
 done
 run $SPARKOPS --procfsXYZ /x status
 expect_rc 2 "the top level refuses --procfsXYZ (not taken for --procfs)"
