@@ -242,14 +242,15 @@ attack_matrix() {
 	while read -r c o k a p; do
 		i=$((i + 1))
 		[ "$p" = - ] && p=""
-		RC=$(cat "$TMP/case.$i.rc" 2>/dev/null || echo "none")
+		RC=none
+		[ -f "$TMP/case.$i.rc" ] && read -r RC <"$TMP/case.$i.rc"
 		if [ "$RC" = 77 ]; then
 			na=$((na + 1))
 			continue
 		fi
 		ran=$((ran + 1))
-		cp "$TMP/case.$i.out" "$OUT"
-		cp "$TMP/case.$i.err" "$ERR"
+		# what a failed case said, for _report to show
+		[ "$RC" = 0 ] || { cp "$TMP/case.$i.out" "$OUT"; cp "$TMP/case.$i.err" "$ERR"; }
 		[ "$RC" = 0 ]
 		_report $? "$c $o: $a${p:+ (with $p)}"
 	done <"$TMP/cases"
