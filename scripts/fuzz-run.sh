@@ -31,7 +31,9 @@ for bin in "$@"; do
 	work=$(mktemp -d)
 	[ -d "fuzz/corpus/$name" ] && cp -R "fuzz/corpus/$name/." "$work/"
 	mkdir -p "build-fuzz/artifacts/$name"
-	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	# libFuzzer stops once the whole seconds since its start exceed
+	# -max_total_time (N fuzzes N+1 s): N-1 fuzzes the N seconds asked for
+	"$bin" -max_total_time="$((secs > 1 ? secs - 1 : secs))" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 		-print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$name/" "$work" >"$log" 2>&1
 	rc=$?
 	rm -rf "$work"
