@@ -148,7 +148,6 @@ int sp_gpu_read_async(void)
 	if (gpu_shared.done == gpu_shared.req) {
 		gpu_shared.req++;
 		gpu_shared.busy_since = sp_mono_now();
-		pthread_cond_broadcast(&gpu_shared.cv);
 		gpu_caller.fresh = 1;
 		rc = 0;
 	} else {
@@ -158,6 +157,10 @@ int sp_gpu_read_async(void)
 	}
 	gpu_caller.want = gpu_shared.req;
 	pthread_mutex_unlock(&gpu_shared.mu);
+	/* woken after the unlock: a thread woken under the lock would wake
+	 * only to sleep again on it (two switches a sample, not one) */
+	if (rc == 0)
+		pthread_cond_broadcast(&gpu_shared.cv);
 	return rc;
 }
 
