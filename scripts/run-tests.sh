@@ -59,10 +59,12 @@ want() { # file : selected by the NAME arguments (all when none)
 names="$*"
 # the longest first (measured: `make test` prints each file's time), so
 # that -j overlaps them with the rest; the longest file bounds the wall time
-slow="test_serve_slowloris test_metrics test_guard_pool test_serve_secure test_run_guard test_run_attr
-	test_status_line test_report test_gpu_lost test_stream_outputs test_guard_tree
-	test_attack_outputs_stalled test_serve_limits test_driver_live test_statusline_tqdm test_serve
-	test_ladder test_follow test_slowdown_cause test_top"
+slow="test_nodes test_inputs_attack test_ladder test_guard_pool test_procscan test_serve_ratelimit
+	test_serve_slowloris test_webpage test_status test_run_ladder test_load_guard_evict test_plan_accuracy
+	test_docs_examples test_report test_run_guard test_evict_owner test_postmortem test_evict test_serve_secure
+	test_top test_serve test_metrics test_run_attr test_status_line test_serve_limits test_gpu_lost
+	test_stream_outputs test_driver_live test_guard_tree test_attack_outputs_stalled test_slowdown_cause
+	test_follow test_statusline_tqdm"
 slow=$(for t in $slow; do printf 'tests/cli/%s.sh ' "$t"; done)
 files=""
 for t in $slow tests/cli/test_*.sh "$BUILD"/tests/test_*; do
