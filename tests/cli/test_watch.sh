@@ -47,8 +47,10 @@ _report $? "exactly three samples, and a stop row that says why"
 run $S watch --count 0
 expect_rc 2 "--count 0 is refused"
 
-# tied to a process: its memory, its end
-$PC sleep 1 &
+# tied to a process: its memory, its end (3 s: an ASan watch on a loaded
+# machine took its first sample over a second late, and a process that has
+# ended holds no memory)
+$PC sleep 3 &
 pid=$!
 run $NONV $S watch --interval 0.1 --pid $pid --log p.csv
 expect_rc 0 "watch --pid ends when the process ends"
