@@ -46,16 +46,22 @@ static void set_i64(struct sp_i64 *f, int r, int64_t v)
  * loaded or unloaded adds or removes an entry), when a reading's file has gone,
  * when the root moves (--sysfs), or after SP_SENSOR_META_S seconds (a cap set
  * by hand is seen within that). In between a sample opens one file per
- * reading and fstats the two class directories (kept open with O_PATH when
- * they are sysfs's, so no path is walked; a fixture's are stat'd by path). */
+ * reading, and the two class directories are fstat'd (kept open with O_PATH
+ * when they are sysfs's, so no path is walked; a fixture's are stat'd by
+ * path) at most every SP_SENSOR_RECHECK_S: a driver loaded is seen within
+ * that, a reading gone at once. (At --interval 1 the two stats, one of them
+ * of a hwmon class that most machines' containers lack, were a tenth of a
+ * sample's reads.) */
 #define SP_SENSOR_META_S 60.0
+#define SP_SENSOR_RECHECK_S 5.0
 
 struct tree_id {
 	char root[512];
 	dev_t dev;
 	ino_t ino;
 	struct timespec mtime;
-	double at;
+	double at;      /* when the cache was built */
+	double checked; /* when the directory was last seen unchanged */
 	bool valid;
 	bool has_fd; /* fd: the directory, O_PATH, when the kernel's (sysfs) */
 	int fd;
@@ -64,13 +70,17 @@ struct tree_id {
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* 1 when the tree at dir is the one the cache was built from, recent enough */
-static bool tree_same(const struct tree_id *t, const char *dir, struct tree_id *now)
+static bool tree_same(struct tree_id *t, const char *dir, struct tree_id *now)
 {
 	struct stat st;
+	double at = sp_mono_now();
+	bool same_root = t->valid && strcmp(t->root, dir) == 0;
+	if (same_root && at >= t->checked && at - t->checked < SP_SENSOR_RECHECK_S && at >= t->at &&
+	    at - t->at < SP_SENSOR_META_S)
+		return true; /* looked at a moment ago */
 	memset(now, 0, sizeof *now);
 	snprintf(now->root, sizeof now->root, "%s", dir);
-	now->at = sp_mono_now();
-	bool same_root = t->valid && strcmp(t->root, now->root) == 0;
+	now->at = now->checked = at;
 	if (same_root && t->has_fd ? fstat(t->fd, &st) == 0 : stat(dir, &st) == 0) {
 		now->dev = st.st_dev;
 		now->ino = st.st_ino;
@@ -79,6 +89,8 @@ static bool tree_same(const struct tree_id *t, const char *dir, struct tree_id *
 	now->valid = true;
 	bool same = same_root && t->dev == now->dev && t->ino == now->ino && t->mtime.tv_sec == now->mtime.tv_sec &&
 		    t->mtime.tv_nsec == now->mtime.tv_nsec && now->at >= t->at && now->at - t->at < SP_SENSOR_META_S;
+	if (same)
+		t->checked = at;
 	if (!same) {
 		/* the cache is rebuilt from now: its directory is kept open
 		 * when sysfs holds it (a kernel directory is never replaced,

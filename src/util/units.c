@@ -142,6 +142,50 @@ int sp_parse_duration(const char *s, double *seconds)
 	return isfinite(*seconds) ? 0 : -1;
 }
 
+int sp_fmt_fixed(char *buf, size_t n, int decimals, double v)
+{
+	static const double p10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+	if (decimals < 0 || decimals > 6 || !(fabs(v) < 1e12))
+		return snprintf(buf, n, "%.*f", decimals, v);
+	double scaled = fabs(v) * p10[decimals];
+	double fl = floor(scaled), frac = scaled - fl;
+	/* the product's rounding error is half an ulp of scaled: far enough
+	 * from a half, rounding it rounds the exact value the same way */
+	if (scaled >= 4e15 || fabs(frac - 0.5) <= scaled * 1e-15 + 1e-12)
+		return snprintf(buf, n, "%.*f", decimals, v);
+	uint64_t q = (uint64_t)fl + (frac > 0.5);
+	if (q == 0 && signbit(v))
+		return snprintf(buf, n, "%.*f", decimals, v); /* "-0.0" */
+	char tmp[40];
+	int len = 0;
+	uint64_t div = (uint64_t)p10[decimals], ip = q / div, fp = q % div;
+	char rev[24];
+	int r = 0;
+	do {
+		rev[r++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	if (v < 0)
+		tmp[len++] = '-';
+	while (r)
+		tmp[len++] = rev[--r];
+	if (decimals) {
+		tmp[len++] = '.';
+		for (int d = decimals - 1; d >= 0; d--) {
+			tmp[len + d] = (char)('0' + fp % 10);
+			fp /= 10;
+		}
+		len += decimals;
+	}
+	tmp[len] = 0;
+	if (n) {
+		size_t c = (size_t)len < n ? (size_t)len : n - 1;
+		memcpy(buf, tmp, c);
+		buf[c] = 0;
+	}
+	return len;
+}
+
 const char *sp_fmt_gib(char *buf, size_t n, double bytes)
 {
 	if (!isfinite(bytes)) {

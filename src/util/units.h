@@ -41,6 +41,12 @@ int sp_parse_double_range(const char *s, double lo, double hi, double *out);
 const char *sp_fmt_gib(char *buf, size_t n, double bytes);
 /* Adaptive binary units: "512 KiB", "12.3 MiB", "4.0 GiB"; "unknown" for nan */
 const char *sp_fmt_bytes(char *buf, size_t n, double bytes);
+/* What snprintf(buf, n, "%.*f", decimals, v) writes, without printf's
+ * machinery where the answer is sure: decimals 0..6, the scaled value
+ * below 4e15 (exact in a double) and not within rounding error of a half (a tie, and -0, go
+ * to snprintf). Returns the length, as snprintf does. For log rows, one a
+ * second with ~40 numbers each. */
+int sp_fmt_fixed(char *buf, size_t n, int decimals, double v);
 /* "1h02m", "12m05s", "42s" */
 const char *sp_fmt_duration(char *buf, size_t n, double seconds);
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "watch/logrow.h"
 #include "util/text.h"
+#include "util/units.h"
 #include "probe/spark.h"
 
 #include <ctype.h>
@@ -102,20 +103,65 @@ void sp_logrow_clear(struct sp_logrow *r, enum sp_row_type type)
 	r->unix_time = NAN;
 }
 
+/* The local time of a row, to the millisecond, with its UTC offset. A
+ * sample a second makes one: localtime_r (the zone's transitions searched)
+ * and two formatted prints cost more than the row's other columns together,
+ * so each thread keeps the minute it formatted last (its "YYYY-MM-DDTHH:MM:"
+ * and offset, as localtime_r gave them for that minute) and writes the
+ * seconds and milliseconds itself; a new minute asks localtime_r again, so a
+ * change of the offset (summer time) is seen on the minute it happens. */
+struct iso_minute {
+	bool valid;
+	time_t from;     /* the minute's first second */
+	char head[24];   /* "2026-12-07T20:42:" */
+	char off[8];     /* "+00:00" */
+};
+static _Thread_local struct iso_minute iso_kept;
+
+static void iso_minute_fill(struct iso_minute *k, time_t sec)
+{
+	struct tm tm;
+	k->valid = localtime_r(&sec, &tm) != NULL;
+	if (!k->valid)
+		return;
+	k->from = sec - tm.tm_sec;
+	long off = tm.tm_gmtoff / 60;
+	strftime(k->head, sizeof k->head, "%Y-%m-%dT%H:%M:", &tm);
+	snprintf(k->off, sizeof k->off, "%c%02ld:%02ld", off < 0 ? '-' : '+', labs(off) / 60 % 100, labs(off) % 60);
+}
+
 void sp_iso_time(char *buf, size_t n, double t)
 {
+	if (n == 0)
+		return;
+	if (!isfinite(t) || fabs(t) > 1e15) {
+		buf[0] = 0;
+		return;
+	}
 	time_t sec = (time_t)floor(t);
 	int ms = (int)((t - (double)sec) * 1000.0);
 	if (ms > 999)
 		ms = 999;
 	if (ms < 0)
 		ms = 0;
-	struct tm tm;
-	localtime_r(&sec, &tm);
-	long off = tm.tm_gmtoff / 60;
-	char base[32];
-	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, n, "%s.%03d%c%02ld:%02ld", base, ms, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+	struct iso_minute *k = &iso_kept;
+	if (!k->valid || sec < k->from || sec - k->from >= 60)
+		iso_minute_fill(k, sec);
+	if (!k->valid) {
+		buf[0] = 0;
+		return;
+	}
+	int s = (int)(sec - k->from);
+	char tail[8] = { (char)('0' + s / 10), (char)('0' + s % 10), '.', (char)('0' + ms / 100),
+			 (char)('0' + ms / 10 % 10), (char)('0' + ms % 10), 0 };
+	size_t a = strlen(k->head), b = strlen(tail), c = strlen(k->off);
+	if (a + b + c >= n) {
+		snprintf(buf, n, "%s%s%s", k->head, tail, k->off); /* cut short, as before */
+		return;
+	}
+	memcpy(buf, k->head, a);
+	memcpy(buf + a, tail, b);
+	memcpy(buf + a + b, k->off, c + 1);
 }
 
 static double u64d(struct sp_u64 f, double scale)
@@ -295,7 +341,7 @@ size_t sp_logrow_format(const struct sp_logrow *r, char *buf, size_t n)
 			break;
 		case K_UNIX:
 			if (isfinite(r->unix_time)) {
-				snprintf(tmp, sizeof tmp, "%.3f", r->unix_time);
+				sp_fmt_fixed(tmp, sizeof tmp, 3, r->unix_time);
 				puts_(&o, tmp);
 			}
 			break;
@@ -311,7 +357,7 @@ size_t sp_logrow_format(const struct sp_logrow *r, char *buf, size_t n)
 		case K_NUM: {
 			double v = numv(r, c);
 			if (isfinite(v)) {
-				snprintf(tmp, sizeof tmp, "%.*f", c->decimals, v);
+				sp_fmt_fixed(tmp, sizeof tmp, c->decimals, v);
 				puts_(&o, tmp);
 			}
 			break;

@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "watch/logrow.h"
@@ -234,10 +237,64 @@ static void summary_story(void **st)
 	json_decref(j);
 }
 
+/* The row's time as localtime_r and strftime write it, second by second:
+ * sp_iso_time keeps the minute it formatted last, so the cases cross a
+ * summer-time change (the offset moves within the kept minute's hour), a
+ * half-hour zone, a minute's and a day's end, and go back in time. */
+static void iso_ref(char *buf, size_t n, double t)
+{
+	time_t sec = (time_t)floor(t);
+	int ms = (int)((t - (double)sec) * 1000.0);
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	long off = tm.tm_gmtoff / 60;
+	char base[32];
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03d%c%02ld:%02ld", base, ms, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+static void iso_time_is_localtime(void **st)
+{
+	(void)st;
+	static const char *zones[] = { "UTC", "Europe/Berlin", "America/St_Johns", "Asia/Kolkata",
+				       "Australia/Lord_Howe" };
+	const char *was = getenv("TZ");
+	char keep[128] = "";
+	if (was)
+		snprintf(keep, sizeof keep, "%s", was);
+	int differ = 0;
+	for (size_t z = 0; z < sizeof zones / sizeof zones[0]; z++) {
+		setenv("TZ", zones[z], 1);
+		tzset();
+		/* 2024-03-31 01:00 UTC: Europe's clocks go forward */
+		for (double t = 1711846800.0 - 3600; t < 1711846800.0 + 3600; t += 0.7) {
+			char a[40], b[40];
+			sp_iso_time(a, sizeof a, t);
+			iso_ref(b, sizeof b, t);
+			differ += strcmp(a, b) != 0;
+		}
+		for (double t = 1.9e9; t > 1e9; t -= 7654321.123) {
+			char a[40], b[40];
+			sp_iso_time(a, sizeof a, t);
+			iso_ref(b, sizeof b, t);
+			differ += strcmp(a, b) != 0;
+		}
+	}
+	char small[12];
+	sp_iso_time(small, sizeof small, 1764405612.345); /* cut short, still a string */
+	assert_int_equal(strlen(small), sizeof small - 1);
+	if (was)
+		setenv("TZ", keep, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	assert_int_equal(differ, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(header_roundtrip), cmocka_unit_test(row_roundtrip),
+		cmocka_unit_test(header_roundtrip), cmocka_unit_test(row_roundtrip), cmocka_unit_test(iso_time_is_localtime),
 		cmocka_unit_test(event_quoting), cmocka_unit_test(bad_rows),
 		cmocka_unit_test(summary_story), cmocka_unit_test(fast_path),
 	};

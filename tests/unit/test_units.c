@@ -7,6 +7,8 @@
 #include <cmocka.h>
 #include <math.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "util/units.h"
 
@@ -137,6 +139,49 @@ static void bounded(void **st)
 	assert_true(d == 7);
 }
 
+/* sp_fmt_fixed writes what printf's %.*f writes: every decimals 0..7 over
+ * log-row-like values (bytes, watts, percents, unix times), values a hair
+ * from a half, halves themselves (ties: printf's), negatives, -0, huge and
+ * non-finite values, and a buffer too small */
+static void fixed_is_printf(void **st)
+{
+	(void)st;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int differ = 0, n = 0;
+	char a[64], b[64];
+	static const double special[] = { 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, 0.125, 0.375, 1.0005, 2.675, 0.045,
+					  -0.04, -0.0004, 999999.9995, 1e12, 1e15, 3.9e15, -4e15, 1e300, 1764405612.3455,
+					  128526065664.0, 6657199104.0, 98.6, 0.1, 0.7 };
+	for (int d = 0; d <= 7; d++) {
+		for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+			int la = sp_fmt_fixed(a, sizeof a, d, special[i]);
+			int lb = snprintf(b, sizeof b, "%.*f", d, special[i]);
+			differ += la != lb || strcmp(a, b) != 0;
+			n++;
+		}
+		for (int i = 0; i < 20000; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			double mant = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+			double v = mant * pow(10.0, (double)(int)(x % 15) - 3.0);
+			if (x & 1)
+				v = -v;
+			if ((x >> 5) % 7 == 0) /* a hair from a half at this precision */
+				v = (floor(v * pow(10.0, d)) + 0.5) / pow(10.0, d) + ((x >> 9) % 3 - 1.0) * 1e-13;
+			int la = sp_fmt_fixed(a, sizeof a, d, v);
+			int lb = snprintf(b, sizeof b, "%.*f", d, v);
+			differ += la != lb || strcmp(a, b) != 0;
+			n++;
+		}
+	}
+	assert_int_equal(differ, 0);
+	assert_true(n > 100000);
+	assert_string_equal((sp_fmt_fixed(a, sizeof a, 1, NAN), a), "nan");
+	assert_string_equal((sp_fmt_fixed(a, sizeof a, 1, -INFINITY), a), "-inf");
+	char small[5];
+	assert_int_equal(sp_fmt_fixed(small, sizeof small, 3, 12.345), 6); /* the whole length, as snprintf */
+	assert_string_equal(small, "12.3");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +190,7 @@ int main(void)
 		cmocka_unit_test(durations),
 		cmocka_unit_test(formats),
 		cmocka_unit_test(bounded),
+		cmocka_unit_test(fixed_is_printf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
