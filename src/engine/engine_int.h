@@ -103,6 +103,7 @@ struct eng_run { // NOLINT(clang-analyzer-optin.performance.Padding): one instan
 	pid_t root;          /* whose tree is the job: the child's (via us, a subreaper) or --pid */
 	uid_t owner;         /* the job's user: the guard signals only its processes (unless --force) */
 	bool root_is_self;   /* run: the tree under sparkops, less the relay */
+	pid_t self;          /* getpid(), asked once (the sample's own files name it every time) */
 	atomic_bool job_alive;
 	atomic_bool guard_stopped; /* the guard sent SIGTERM/SIGKILL */
 	atomic_bool said_foreign;  /* the guard left other users' processes alone: said */

@@ -107,7 +107,7 @@ void eng_stat_publish(struct eng_run *w)
 		return;
 	struct sp_jobstat j;
 	sp_jobstat_clear(&j);
-	j.pid = (int)getpid();
+	j.pid = (int)w->self;
 	snprintf(j.mode, sizeof j.mode, "%s", w->o->argv ? "run" : "watch");
 	if (w->argv)
 		eng_cmd_words(j.command, sizeof j.command, w->argv);

@@ -49,9 +49,9 @@ void eng_emit_event(struct eng_run *w, const char *ev, const char *detail)
 void eng_scan_tree(struct eng_run *w, struct sp_tree *t)
 {
 	if (w->root_is_self)
-		sp_tree_scan(t, LIVE_PROC, getpid(), false, w->child.relay);
+		sp_tree_scan(t, LIVE_PROC, w->self, false, w->child.relay);
 	else if (w->root > 0)
-		sp_tree_scan(t, LIVE_PROC, w->root, true, getpid()); /* --pid $$: sparkops is not the job */
+		sp_tree_scan(t, LIVE_PROC, w->root, true, w->self); /* --pid $$: sparkops is not the job */
 	else
 		t->n = 0, t->rss_bytes = 0;
 }

@@ -68,6 +68,7 @@ void eng_init(struct eng_run *w, const struct sp_engine_opts *o)
 {
 	memset(w, 0, sizeof *w);
 	w->o = o;
+	w->self = getpid();
 	w->rcpt.fd = w->rcpt.dirfd = -1;
 	w->sum_out.fd = w->sum_out.dirfd = -1;
 	w->kmsg.fd = -1;
@@ -264,7 +265,7 @@ int eng_start(struct eng_run *w)
 	eng_guard_start(w);
 	w->start_unix = sp_wall_now();
 	/* no folder of our own: top will not see us; said once, the job runs on */
-	if (sp_jobstat_open(&w->stat, getpid()) == -EACCES && w->stat.path[0])
+	if (sp_jobstat_open(&w->stat, w->self) == -EACCES && w->stat.path[0])
 		sp_warn("status folder refused: %s: 'sparkops top' will not show this job", w->stat.path);
 	eng_lg_start(w);
 	w->next = w->t0;

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 static const char *const res_names[SP_PSI_N] = { "memory", "cpu", "io" };
+/* the same, as the files' names under /proc (no formatting every sample) */
+static const char *const res_files[SP_PSI_N] = { "pressure/memory", "pressure/cpu", "pressure/io" };
 
 const char *sp_psi_res_name(enum sp_psi_res r)
 {
@@ -101,7 +103,7 @@ void sp_psi_read(struct sp_psi p[SP_PSI_N])
 	for (int i = 0; i < SP_PSI_N; i++) {
 		char path[600], buf[512];
 		size_t len;
-		sp_proc_path(path, sizeof path, "pressure/%s", res_names[i]);
+		sp_proc_file(path, sizeof path, res_files[i]);
 		int r = sp_kept_read(path, buf, sizeof buf, &len);
 		if (r < 0) {
 			memset(&p[i], 0, sizeof p[i]);

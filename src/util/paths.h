@@ -26,5 +26,8 @@ const char *sp_run_root(void);
 /* snprintf helpers: "<procfs>/<rel>"; return 0, or -1 when the path does not fit */
 int sp_proc_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sp_sys_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* <procfs root>/name, name taken as it is (not a format): 0, or -1 if it
+ * does not fit */
+int sp_proc_file(char *out, size_t n, const char *name);
 int sp_etc_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

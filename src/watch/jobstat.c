@@ -2,10 +2,12 @@
 /* The running job's status file (jobstat.h): written by the engine each
  * sample, read by `sparkops top`. */
 #include "watch/jobstat.h"
+#include "util/clock.h"
 #include "util/dirscan.h"
 #include "util/fileio.h"
 #include "util/paths.h"
 #include "util/text.h"
+#include "util/units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,17 +38,24 @@ struct wbuf {
 	bool over;
 };
 
+/* key=val\n, val cleaned of control bytes and cut at 1,099 bytes; no printf:
+ * the file is rewritten every sample beside the job */
 static void put(struct wbuf *w, const char *key, const char *val)
 {
-	char clean[1100];
-	snprintf(clean, sizeof clean, "%s", val);
-	sp_text_clean(clean);
-	int k = snprintf(w->p + w->len, w->n - w->len, "%s=%s\n", key, clean);
-	if (k < 0 || (size_t)k >= w->n - w->len) {
+	size_t kl = strlen(key), vl = strnlen(val, 1099);
+	if (kl + vl + 2 >= w->n - w->len) {
 		w->over = true;
 		return;
 	}
-	w->len += (size_t)k;
+	char *o = w->p + w->len;
+	memcpy(o, key, kl);
+	o[kl] = '=';
+	memcpy(o + kl + 1, val, vl);
+	o[kl + 1 + vl] = 0;
+	sp_text_clean(o + kl + 1);
+	o[kl + 1 + vl] = '\n';
+	o[kl + 2 + vl] = 0;
+	w->len += kl + vl + 2;
 }
 
 /* decimals < 0: six significant digits */
@@ -54,7 +63,7 @@ static void putnum(struct wbuf *w, const char *key, double v, int decimals)
 {
 	char b[48] = "";
 	if (!isnan(v) && decimals >= 0)
-		snprintf(b, sizeof b, "%.*f", decimals, v);
+		sp_fmt_fixed(b, sizeof b, decimals, v);
 	else if (!isnan(v))
 		snprintf(b, sizeof b, "%.6g", v);
 	put(w, key, b);
@@ -302,6 +311,7 @@ int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid)
 	}
 	f->on = true;
 	f->seq = 0;
+	f->checked = -INFINITY; /* the first write looks */
 	return 0;
 }
 
@@ -316,9 +326,15 @@ int sp_jobstat_write(struct sp_jobstat_file *f, const struct sp_jobstat *j)
 	if (len < 0)
 		return -EOVERFLOW;
 	/* no fsync: the file describes a live process and dies with it */
+	/* unlinked under us (a cleaner of /run, a user's rm): looked at every
+	 * SP_JOBSTAT_RECHECK_S, not every sample, and made anew below */
 	struct stat st;
-	if (f->out.fd >= 0 && (fstat(f->out.fd, &st) < 0 || st.st_nlink == 0)) {
-		close(f->out.fd); /* unlinked under us: made anew below */
+	double now = sp_mono_now();
+	bool look = f->out.fd >= 0 && !(now - f->checked < SP_JOBSTAT_RECHECK_S && now >= f->checked);
+	if (look)
+		f->checked = now;
+	if (look && (fstat(f->out.fd, &st) < 0 || st.st_nlink == 0)) {
+		close(f->out.fd);
 		f->out.fd = -1;
 	}
 	if (f->out.fd >= 0) {

@@ -74,7 +74,10 @@ struct sp_jobstat_file {
 	unsigned long seq;
 	char path[300];
 	struct sp_out out;     /* the one door (util/fileio.h): the folder held, the file kept open once made */
+	double checked;        /* monotonic: when the open file was last looked at (still linked?) */
 };
+/* how often a write looks whether the open file was unlinked under it (s) */
+#define SP_JOBSTAT_RECHECK_S 5.0
 /* 0, or -errno (nothing will be written; the reason, in f->path when the
  * folder was refused, is said once by the caller) */
 int sp_jobstat_open(struct sp_jobstat_file *f, pid_t pid);

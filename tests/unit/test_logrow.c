@@ -250,7 +250,9 @@ static void iso_ref(char *buf, size_t n, double t)
 	long off = tm.tm_gmtoff / 60;
 	char base[32];
 	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, n, "%s.%03d%c%02ld:%02ld", base, ms, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+	int oh = (int)(labs(off) / 60 % 100), om = (int)(labs(off) % 60); /* zones are within ±14 h */
+	if (snprintf(buf, n, "%s.%03d%c%02d:%02d", base, ms % 1000, off < 0 ? '-' : '+', oh, om) >= (int)n)
+		buf[0] = 0; /* cannot happen: 29 bytes, the callers hold 40 */
 }
 
 static void iso_time_is_localtime(void **st)
