@@ -112,12 +112,8 @@ static bool cg_keep = true;
 static int cg_file(const char *dir, const char *name, char *buf, size_t cap, size_t *len)
 {
 	char path[1024];
-	size_t dl = strlen(dir), nl = strlen(name);
-	if (dl + 1 + nl >= sizeof path)
+	if (sp_path_join(path, sizeof path, dir, name) < 0)
 		return -ENAMETOOLONG;
-	memcpy(path, dir, dl); /* "%s/%s" by hand: five files every sample */
-	path[dl] = '/';
-	memcpy(path + dl + 1, name, nl + 1);
 	return cg_keep ? sp_kept_read(path, buf, cap, len) : sp_read_file(path, buf, cap, len);
 }
 

@@ -59,14 +59,15 @@ const char *sp_run_root(void)
 }
 int sp_paths_is_fixture(void) { return moved; }
 
-static int join(char *out, size_t n, const char *root, const char *name)
+int sp_path_join(char *out, size_t n, const char *dir, const char *name)
 {
-	size_t rl = strlen(root), nl = strlen(name);
-	if (rl + 1 + nl >= n)
+	size_t dl = strlen(dir), nl = strlen(name);
+	if (dl + 1 + nl >= n)
 		return -1;
-	memcpy(out, root, rl);
-	out[rl] = '/';
-	memcpy(out + rl + 1, name, nl + 1);
+	for (size_t i = 0; i < dl; i++)
+		out[i] = dir[i];
+	out[dl] = '/';
+	memcpy(out + dl + 1, name, nl + 1); /* its NUL too */
 	return 0;
 }
 
@@ -75,7 +76,7 @@ static int vpath(char *out, size_t n, const char *root, const char *fmt, va_list
 	/* a name with nothing to format (meminfo: read every sample) is put
 	 * together by hand, as printf would */
 	if (!strchr(fmt, '%'))
-		return join(out, n, root, fmt);
+		return sp_path_join(out, n, root, fmt);
 	int a = snprintf(out, n, "%s/", root);
 	if (a < 0 || (size_t)a >= n)
 		return -1;
@@ -96,7 +97,7 @@ int sp_proc_path(char *out, size_t n, const char *fmt, ...)
 	return r;
 }
 
-int sp_proc_file(char *out, size_t n, const char *name) { return join(out, n, procfs_root, name); }
+int sp_proc_file(char *out, size_t n, const char *name) { return sp_path_join(out, n, procfs_root, name); }
 
 int sp_sys_path(char *out, size_t n, const char *fmt, ...)
 {

@@ -29,5 +29,8 @@ int sp_sys_path(char *out, size_t n, const char *fmt, ...) __attribute__((format
 /* <procfs root>/name, name taken as it is (not a format): 0, or -1 if it
  * does not fit */
 int sp_proc_file(char *out, size_t n, const char *name);
+/* dir/name into out (what "%s/%s" would write, without printf: paths put
+ * together every sample): 0, or -1 if it does not fit (out untouched) */
+int sp_path_join(char *out, size_t n, const char *dir, const char *name);
 int sp_etc_path(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

@@ -387,6 +387,38 @@ static void pidstat(void **st)
 	assert_int_equal(sp_pidstat_parse("no parens", 9, comm, sizeof comm, &start, &rss), -1);
 }
 
+/* The paths a sample reads are joined without printf: byte for byte what
+ * "%s/%s" writes, refused (out untouched) exactly when it would be cut */
+static void path_join_is_printf(void **st)
+{
+	(void)st;
+	const char *dirs[] = { "", "/", "/proc", "/sys/fs/cgroup/memory/user.slice/a b" };
+	const char *names[] = { "", "meminfo", "pressure/memory", "memory.limit_in_bytes" };
+	for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++)
+		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+			for (size_t n = 1; n < 64; n++) {
+				char want[64], got[64];
+				memset(got, 'x', sizeof got);
+				int w = snprintf(want, n, "%s/%s", dirs[d], names[k]);
+				int r = sp_path_join(got, n, dirs[d], names[k]);
+				if ((size_t)w < n) {
+					assert_int_equal(r, 0);
+					assert_string_equal(got, want);
+				} else {
+					assert_int_equal(r, -1);
+					assert_true(got[0] == 'x');
+				}
+			}
+	char a[128], b[128];
+	assert_int_equal(sp_proc_file(a, sizeof a, "pressure/io"), 0);
+	assert_int_equal(sp_proc_path(b, sizeof b, "pressure/%s", "io"), 0);
+	assert_string_equal(a, b);
+	assert_int_equal(sp_proc_path(a, sizeof a, "meminfo"), 0); /* no format: joined by hand */
+	assert_int_equal(sp_proc_path(b, sizeof b, "%s", "meminfo"), 0);
+	assert_string_equal(a, b);
+	assert_int_equal(sp_proc_path(a, 4, "meminfo"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,7 +427,7 @@ int main(void)
 		cmocka_unit_test(cgroup_self), cmocka_unit_test(cgroup_values), cmocka_unit_test(cgroup_cached_where), cmocka_unit_test(kept_files),
 		cmocka_unit_test(budget), cmocka_unit_test(classify),
 		cmocka_unit_test(gpu_timeout_for_interval), cmocka_unit_test(tree_drops_self_line),
-		cmocka_unit_test(pidstat),
+		cmocka_unit_test(pidstat), cmocka_unit_test(path_join_is_printf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
