@@ -60,12 +60,17 @@ pool_kib() {
 }
 free_kib=$(awk '/^MemFree:/ {print $2}' /proc/meminfo)
 head_mib=600
-if [ "${free_kib:-0}" -gt $((4 * 1024 * 1024)) ]; then
+# the job's goal is 4 GiB past the floor: the other scripts of the suite,
+# running beside this one, free and take memory too (a fresh-clone run saw
+# the pool stay level for 1.3 GiB of the job's growth, their exits giving
+# back what it took), and the guard is judged on the pool, not on the job
+goal_mib=$((head_mib + 4096))
+if [ "${free_kib:-0}" -gt $(((goal_mib + 3072) * 1024)) ]; then
 	floor_kib=$(($(pool_kib) - head_mib * 1024))
 	run $NONV $S run --interval 1 --log real.csv --summary real.json --guard-min-free "${floor_kib}K" --guard-grace 2 -- \
-		$PC alloc 64 50 2400
+		$PC alloc 64 50 $goal_mib
 	expect_rc 143 "a real allocator (64 MiB every 50 ms) is stopped by the guard"
-	expect_no_out 'reached' "it never reached its 2400 MiB"
+	expect_no_out 'reached' "it never reached its $goal_mib MiB"
 	OUT=real.json
 	expect_jq '.ended_by == "guard"' "the summary says ended_by guard"
 	# how far under the floor MemFree was when the guard acted
@@ -74,6 +79,6 @@ if [ "${free_kib:-0}" -gt $((4 * 1024 * 1024)) ]; then
 	[ -n "$under" ] && [ "$under" -lt 512 ]
 	_report $? "the guard acted within 512 MiB of the floor (${under:-?} MiB under)"
 else
-	echo "# skipping the real guard test: less than 4 GiB free"
+	echo "# skipping the real guard test: less than $(((goal_mib + 3072) / 1024)) GiB free"
 fi
 done_testing
