@@ -472,6 +472,7 @@ int cmd_top(int argc, char **argv)
 	t->ro.gpu_timeout_s = t->interval_s / 2 < 0.5 ? t->interval_s / 2 : 0.5;
 	/* a person is watching: a new process shows within 2 s, not 5 */
 	t->ro.proc_scan_min_s = SP_TOP_PROC_SCAN_MIN_S;
+	t->ro.proc_scan_cost_x = SP_TOP_PROC_SCAN_COST_X;
 	if (sp_hostname_read(t->host, sizeof t->host) < 0)
 		gethostname(t->host, sizeof t->host - 1);
 	sp_text_clean(t->host);

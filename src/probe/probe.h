@@ -43,7 +43,8 @@ int sp_statm_parse(const char *buf, uint64_t *resident_pages);
 int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, uint64_t *start,
 		     uint64_t *rss_pages);
 /* The memory-heavy processes: a full scan of /proc on the first call and on
- * an adaptive period (o->proc_scan_min_s, 5 s or top's 2 s, to 60 s), the
+ * an adaptive period (o->proc_scan_cost_x times the last scan's CPU time,
+ * from o->proc_scan_min_s, 5 s or top's 2 s, to 60 s), the
  * listed ones re-read in between (procs.c). */
 void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o);
 /* Tests: the next sp_procs_read scans, as if its period had run out. */

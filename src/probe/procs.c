@@ -187,13 +187,13 @@ int sp_pidstat_parse(const char *buf, size_t len, char *comm, size_t comm_cap, u
  * kept: between scans a sample re-reads only the processes it listed (one
  * stat each: a process whose start time changed is another one that reuses
  * the pid, and is dropped). Scans come on an adaptive period,
- * SP_PROC_SCAN_COST_X times the CPU time the last one took, between
- * o->proc_scan_min_s (5 s; top 2 s) and SP_PROC_SCAN_MAX_S: a new heavy process is seen
+ * o->proc_scan_cost_x times the CPU time the last one took (10,000; top
+ * 2,000), between o->proc_scan_min_s (5 s; top 2 s) and
+ * SP_PROC_SCAN_MAX_S: a new heavy process is seen
  * within that period, one that exec'd or grew past the threshold within
  * SP_PROC_RECHECK of them; a listed one that ended is gone at the next
  * sample. The first sample of a process (a one-shot status) reads them all. */
 #define SP_PROC_SCAN_MAX_S 60.0
-#define SP_PROC_SCAN_COST_X 2000.0
 
 struct heavy {
 	struct sp_proc p;  /* as classified at the last full scan; rss re-read */
@@ -895,7 +895,7 @@ void sp_procs_read(struct sp_sample *s, const struct sp_read_opts *o)
 		double c0 = thread_cpu_s();
 		double others = scan(s, o, fresh);
 		double cost = thread_cpu_s() - c0 + others;
-		double period = cost * SP_PROC_SCAN_COST_X;
+		double period = cost * (o->proc_scan_cost_x > 0 ? o->proc_scan_cost_x : SP_DEFAULT_PROC_SCAN_COST_X);
 		double lo = o->proc_scan_min_s > 0 && o->proc_scan_min_s < SP_PROC_SCAN_MAX_S ? o->proc_scan_min_s
 											  : SP_DEFAULT_PROC_SCAN_MIN_S;
 		view.period = period < lo ? lo

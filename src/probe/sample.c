@@ -74,6 +74,7 @@ void sp_read_opts_init(struct sp_read_opts *o)
 	o->proc_min_rss = SP_DEFAULT_PROC_MIN_RSS;
 	o->gpu_timeout_s = SP_DEFAULT_GPU_TIMEOUT;
 	o->proc_scan_min_s = SP_DEFAULT_PROC_SCAN_MIN_S;
+	o->proc_scan_cost_x = SP_DEFAULT_PROC_SCAN_COST_X;
 	o->kmsg_path = NULL;
 }
 

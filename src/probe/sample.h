@@ -255,6 +255,7 @@ struct sp_read_opts {
 	uint64_t proc_min_rss; /* unrecognised processes above this are listed too */
 	double gpu_timeout_s;  /* longest wait for the GPU thread (see probe.h) */
 	double proc_scan_min_s; /* the process view's shortest scan period (procs.c) */
+	double proc_scan_cost_x; /* ...and its period: this many times the last scan's CPU time */
 	const char *kmsg_path;  /* metrics, serve: the kernel log whose NVIDIA lines are counted (kmsg.h) */
 };
 #define SP_DEFAULT_RESERVE (4ULL << 30)
@@ -265,6 +266,12 @@ struct sp_read_opts {
  * top, which a person watches, sets SP_TOP_PROC_SCAN_MIN_S. */
 #define SP_DEFAULT_PROC_SCAN_MIN_S 5.0
 #define SP_TOP_PROC_SCAN_MIN_S 2.0
+/* Between those floors and 60 s, a scan's period is this many times the CPU
+ * time the last one took: the monitors' scans cost at most 0.01% of a core
+ * (0.1 ms a second: a 1-Hz sample's budget is 0.5 ms), top's 0.05% (a
+ * person is watching, a new process should show soon). */
+#define SP_DEFAULT_PROC_SCAN_COST_X 10000.0
+#define SP_TOP_PROC_SCAN_COST_X 2000.0
 void sp_read_opts_init(struct sp_read_opts *o);
 /* The GPU wait of a loop that samples every interval_s seconds: half the
  * interval, never more than gpu_timeout_s, so a slow or hung driver cannot

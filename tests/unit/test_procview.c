@@ -156,8 +156,11 @@ static void view_across_scans(void **st)
 	assert_false(listed(200, NULL));
 
 	/* the period: a quick scan of a small tree waits the shortest one,
-	 * 5 s for the monitors, what top asks (2 s) for top */
+	 * 5 s for the monitors, what top asks (2 s) for top (the cost factor
+	 * made 1 here, so that a slow build's scan cannot lift it over) */
 	assert_true(O.proc_scan_min_s == SP_DEFAULT_PROC_SCAN_MIN_S);
+	assert_true(O.proc_scan_cost_x == SP_DEFAULT_PROC_SCAN_COST_X);
+	O.proc_scan_cost_x = 1;
 	sample(true);
 	assert_true(sp_procs_period() == SP_DEFAULT_PROC_SCAN_MIN_S);
 	O.proc_scan_min_s = SP_TOP_PROC_SCAN_MIN_S;
@@ -167,6 +170,16 @@ static void view_across_scans(void **st)
 	sample(true);
 	assert_true(sp_procs_period() == SP_DEFAULT_PROC_SCAN_MIN_S);
 	O.proc_scan_min_s = SP_DEFAULT_PROC_SCAN_MIN_S;
+	/* the period is the factor times the scan's CPU time, at most 60 s: a
+	 * factor no scan's cost can keep under it reaches the cap; 0 (unset)
+	 * is the monitors' default, not a scan every sample */
+	O.proc_scan_cost_x = 1e12;
+	sample(true);
+	assert_true(sp_procs_period() == 60.0);
+	O.proc_scan_cost_x = 0;
+	sample(true);
+	assert_true(sp_procs_period() >= SP_DEFAULT_PROC_SCAN_MIN_S);
+	O.proc_scan_cost_x = SP_DEFAULT_PROC_SCAN_COST_X;
 }
 
 /* A first scan of a crowded tree (past the point where it shares its reads
