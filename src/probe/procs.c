@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -648,6 +649,7 @@ struct pipe_scan {
 struct pipe_worker {
 	struct pipe_scan *ps;
 	double cpu_s;
+	bool own_files; /* a thread of the scan's own: its descriptor table unshared */
 	struct sp_dir d;
 };
 
@@ -655,6 +657,13 @@ static void *pipe_worker_run(void *arg)
 {
 	struct pipe_worker *w = arg;
 	struct pipe_scan *ps = w->ps;
+	/* Each open and close of a shared descriptor table takes its one lock,
+	 * and every read on it counts a reference: a worker of its own table
+	 * (a copy; the directory's descriptor names the same open directory,
+	 * its position shared) opens and closes its thousands of statm files
+	 * beside the others without either. Refused: the shared table, as before. */
+	if (w->own_files)
+		(void)unshare(CLONE_FILES);
 	double c0 = thread_cpu_s();
 	for (;;) {
 		const char *name;
@@ -726,6 +735,7 @@ static uint32_t scan_pipelined(struct sp_sample *s, const struct sp_read_opts *o
 	for (unsigned k = 0; k < nth; k++) {
 		w[k].ps = &ps;
 		w[k].cpu_s = 0;
+		w[k].own_files = k > 0;
 		started[k] = k > 0 && pthread_create(&th[k], attr ? &a : NULL, pipe_worker_run, &w[k]) == 0;
 	}
 	if (attr)
