@@ -6,6 +6,7 @@
 #include "probe/poolmodel.h"
 #include "probe/container.h"
 #include "probe/spark.h"
+#include "util/units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -184,15 +185,8 @@ static void head(struct sp_prom *w, const struct sp_prom_label *labels)
 /* " 123\n" without printf: most values are integers (bytes, counts, 0/1) */
 static size_t fmt_u64(char *out, uint64_t v)
 {
-	char tmp[24];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
 	out[0] = ' ';
-	for (size_t i = 0; i < n; i++)
-		out[1 + i] = tmp[n - 1 - i];
+	size_t n = sp_u64_digits(out + 1, v);
 	out[n + 1] = '\n';
 	return n + 2;
 }

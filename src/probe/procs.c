@@ -13,6 +13,7 @@
 #include "util/paths.h"
 #include "util/sort.h"
 #include "util/text.h"
+#include "util/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -215,14 +216,7 @@ static struct {
 /* "1234/" into rel; returns its length */
 static size_t pid_dir(char *rel, int pid)
 {
-	char t[16];
-	size_t n = 0;
-	unsigned u = (unsigned)pid;
-	do
-		t[n++] = (char)('0' + u % 10);
-	while ((u /= 10) && n < sizeof t);
-	for (size_t i = 0; i < n; i++)
-		rel[i] = t[n - 1 - i];
+	size_t n = sp_u64_digits(rel, (unsigned)pid);
 	rel[n] = '/';
 	return n + 1;
 }

@@ -142,6 +142,19 @@ int sp_parse_duration(const char *s, double *seconds)
 	return isfinite(*seconds) ? 0 : -1;
 }
 
+size_t sp_u64_digits(char *out, uint64_t v)
+{
+	char rev[20];
+	size_t n = 0;
+	do {
+		rev[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = rev[n - 1 - i];
+	return n;
+}
+
 int sp_fmt_fixed(char *buf, size_t n, int decimals, double v)
 {
 	static const double p10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
@@ -158,17 +171,10 @@ int sp_fmt_fixed(char *buf, size_t n, int decimals, double v)
 		return snprintf(buf, n, "%.*f", decimals, v); /* "-0.0" */
 	char tmp[40];
 	int len = 0;
-	uint64_t div = (uint64_t)p10[decimals], ip = q / div, fp = q % div;
-	char rev[24];
-	int r = 0;
-	do {
-		rev[r++] = (char)('0' + ip % 10);
-		ip /= 10;
-	} while (ip);
+	uint64_t div = (uint64_t)p10[decimals], fp = q % div;
 	if (v < 0)
 		tmp[len++] = '-';
-	while (r)
-		tmp[len++] = rev[--r];
+	len += (int)sp_u64_digits(tmp + len, q / div);
 	if (decimals) {
 		tmp[len++] = '.';
 		for (int d = decimals - 1; d >= 0; d--) {

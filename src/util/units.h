@@ -47,6 +47,9 @@ const char *sp_fmt_bytes(char *buf, size_t n, double bytes);
  * to snprintf). Returns the length, as snprintf does. For log rows, one a
  * second with ~40 numbers each. */
 int sp_fmt_fixed(char *buf, size_t n, int decimals, double v);
+/* v's decimal digits into out (at most 20, no NUL), without printf;
+ * returns how many */
+size_t sp_u64_digits(char *out, uint64_t v);
 /* "1h02m", "12m05s", "42s" */
 const char *sp_fmt_duration(char *buf, size_t n, double seconds);
 #endif

@@ -143,6 +143,21 @@ static void bounded(void **st)
  * log-row-like values (bytes, watts, percents, unix times), values a hair
  * from a half, halves themselves (ties: printf's), negatives, -0, huge and
  * non-finite values, and a buffer too small */
+/* the digits every hand-made number is built from: what %llu writes */
+static void digits_are_printf(void **st)
+{
+	(void)st;
+	uint64_t vs[] = { 0, 1, 9, 10, 99, 100, 4294967295u, 4294967296u, 18446744073709551615u };
+	for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+		char want[32], got[32];
+		snprintf(want, sizeof want, "%llu", (unsigned long long)vs[i]);
+		size_t n = sp_u64_digits(got, vs[i]);
+		got[n] = 0;
+		assert_int_equal(n, strlen(want));
+		assert_string_equal(got, want);
+	}
+}
+
 static void fixed_is_printf(void **st)
 {
 	(void)st;
@@ -190,7 +205,7 @@ int main(void)
 		cmocka_unit_test(durations),
 		cmocka_unit_test(formats),
 		cmocka_unit_test(bounded),
-		cmocka_unit_test(fixed_is_printf),
+		cmocka_unit_test(fixed_is_printf), cmocka_unit_test(digits_are_printf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
