@@ -12,13 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const res_names[SP_PSI_N] = { "memory", "cpu", "io" };
-/* the same, as the files' names under /proc (no formatting every sample) */
+/* each resource's file under /proc (joined, not formatted, every sample);
+ * its name is what follows "pressure/" */
 static const char *const res_files[SP_PSI_N] = { "pressure/memory", "pressure/cpu", "pressure/io" };
+#define RES_DIR_LEN (sizeof "pressure/" - 1)
 
 const char *sp_psi_res_name(enum sp_psi_res r)
 {
-	return (unsigned)r < SP_PSI_N ? res_names[r] : "?";
+	return (unsigned)r < SP_PSI_N ? res_files[r] + RES_DIR_LEN : "?";
 }
 
 static int field(const char *p, const char *end, const char *key, const char **val)
@@ -118,7 +119,7 @@ void sp_psi_read(struct sp_psi p[SP_PSI_N])
 int sp_psi_trigger_open(enum sp_psi_res res, const char *trig, size_t len)
 {
 	char path[600];
-	if ((unsigned)res >= SP_PSI_N || sp_proc_path(path, sizeof path, "pressure/%s", res_names[res]) < 0)
+	if ((unsigned)res >= SP_PSI_N || sp_proc_file(path, sizeof path, res_files[res]) < 0)
 		return -1;
 	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
